@@ -52,6 +52,7 @@ from refimpl.numpy._shape import (
     transpose,
 )
 from refimpl.numpy._ufuncs import (
+    alias,
     conjugate,
     full_like_shape,
     isnan,
@@ -139,8 +140,36 @@ def var(
     mean: ArrayLike = None,
     correction: Any = None,
 ) -> Array:
-    """The variance ``sum(|a - mean|^2) / (N - ddof)`` over ``axis`` (NaN where
-    ``N - ddof <= 0``); ``mean`` given is used as the mean (JAX's argument)."""
+    """The variance of ``a`` over ``axis``: ``sum(|a - mean|^2) / (N - ddof)``.
+
+    NaN where ``N - ddof <= 0``; ``mean`` given is used as the mean (JAX's
+    argument). Bool and integers compute in the default float dtype, float16
+    and bfloat16 in float32; complex input gives a real result.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The inexact dtype to compute and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+        ddof: The "delta degrees of freedom" subtracted from the count ``N``.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+        mean: The mean to use, broadcastable against ``a`` with the reduced
+            axes kept, or None to compute it.
+        correction: The array API's name for ``ddof`` (give one of the two).
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in the real
+        inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.var(rnp.array([1, 2, 3, 4]))
+        Array(1.25, dtype=float32)
+        >>> rnp.var(rnp.array([[1.0, 2.0], [3.0, 5.0]]), axis=1, ddof=1)
+        Array([0.5, 2. ], dtype=float32)
+    """
     _no_out("var", out)
     ddof = _correction("var", ddof, correction)
     a = checked_array("var", a)
@@ -185,7 +214,31 @@ def std(
     mean: ArrayLike = None,
     correction: Any = None,
 ) -> Array:
-    """``sqrt(var(...))``."""
+    """The standard deviation of ``a`` over ``axis``: ``sqrt(var(...))``.
+
+    See :func:`var` for the dtypes and the NaN where ``N - ddof <= 0``.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The inexact dtype to compute and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+        ddof: The "delta degrees of freedom" subtracted from the count ``N``.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+        mean: The mean to use, or None to compute it.
+        correction: The array API's name for ``ddof`` (give one of the two).
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in the real
+        inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.std(rnp.array([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]))
+        Array(2., dtype=float32)
+    """
     a = checked_array("std", a)
     _no_out("std", out)
     check_where("std", where)
@@ -224,9 +277,32 @@ def average(
     returned: bool = False,
     keepdims: bool = False,
 ) -> Any:
-    """``sum(a * w) / sum(w)`` over ``axis`` (the mean without ``weights``); a
+    """The weighted average of ``a`` over ``axis``: ``sum(a * w) / sum(w)``.
+
+    The mean without ``weights``; a
     1-d ``weights`` applies along a single ``axis``. With ``returned``, also
-    the sum of weights (broadcast like the result)."""
+    the sum of weights (broadcast like the result). With weights, ``a`` and
+    the weights are promoted to a common inexact dtype.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        weights: The weights, of ``a``'s shape or one per position along
+            ``axis``, or None for equal weights.
+        returned: Whether to also return the sum of the weights.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+
+    Returns:
+        The averages (an array of ``a``'s shape without the reduced axes), or
+        with ``returned`` the pair ``(average, sum_of_weights)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.average(rnp.array([1.0, 2.0, 3.0]), weights=rnp.array([3.0, 1.0, 0.0]))
+        Array(1.25, dtype=float32)
+        >>> rnp.average(rnp.array([1.0, 2.0]), weights=rnp.array([1.0, 3.0]), returned=True)
+        (Array(1.75, dtype=float32), Array(4., dtype=float32))
+    """
     a = checked_array("average", a)
     aval = _aval(a, "average")
     if isinstance(axis, (tuple, list)):
@@ -425,8 +501,38 @@ def quantile(
     *,
     weights: ArrayLike = None,
 ) -> Array:
-    """The ``q``-th quantiles (``0 <= q <= 1``) over ``axis``; ``weights``
-    (only with ``method="inverted_cdf"``) weigh the values."""
+    """The ``q``-th quantiles of ``a`` over ``axis`` (``0 <= q <= 1``).
+
+    The reduced axes are flattened into one and sorted; the quantile
+    interpolates between the order statistics either side of position
+    ``q (n - 1)`` as ``method`` says. A slice containing NaN gives NaN;
+    ``weights`` (only with ``method="inverted_cdf"``) weigh the values.
+
+    Args:
+        a: The input array (not complex).
+        q: The quantile or quantiles to compute, in ``[0, 1]``.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        overwrite_input: Accepted and ignored (arrays are immutable).
+        method: ``"linear"``, ``"lower"``, ``"higher"``, ``"midpoint"``,
+            ``"nearest"`` (the lower value at exactly half way, where NumPy
+            rounds half to even, as JAX's) or ``"inverted_cdf"``.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        weights: Weights of the values (of ``a``'s shape, or one per position
+            along ``axis``), only with ``method="inverted_cdf"``; or None.
+
+    Returns:
+        An array of shape ``q.shape`` followed by ``a``'s shape without the
+        reduced axes, in ``a``'s inexact dtype (the default float for
+        integers).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.quantile(rnp.array([1.0, 2.0, 3.0, 4.0]), rnp.array([0.25, 0.75]))
+        Array([1.75, 3.25], dtype=float32)
+        >>> rnp.quantile(rnp.array([1.0, 2.0, 3.0, 4.0]), 0.4, method="lower")
+        Array(2., dtype=float32)
+    """
     a = checked_array("quantile", a)
     _no_out("quantile", out)
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
@@ -443,7 +549,32 @@ def nanquantile(
     *,
     weights: ArrayLike = None,
 ) -> Array:
-    """:func:`quantile` of the non-NaN values."""
+    """The ``q``-th quantiles of ``a`` over ``axis``, ignoring NaNs: :func:`quantile`
+    of the non-NaN values (NaN for an all-NaN slice).
+
+    Args:
+        a: The input array (not complex).
+        q: The quantile or quantiles to compute, in ``[0, 1]``.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        overwrite_input: Accepted and ignored (arrays are immutable).
+        method: ``"linear"``, ``"lower"``, ``"higher"``, ``"midpoint"``,
+            ``"nearest"`` (the lower value at exactly half way, where NumPy
+            rounds half to even, as JAX's) or ``"inverted_cdf"``.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        weights: Weights of the values (of ``a``'s shape, or one per position
+            along ``axis``), only with ``method="inverted_cdf"``; or None.
+
+    Returns:
+        An array of shape ``q.shape`` followed by ``a``'s shape without the
+        reduced axes, in ``a``'s inexact dtype (the default float for
+        integers).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nanquantile(rnp.array([1.0, rnp.nan, 3.0]), 0.5)
+        Array(2., dtype=float32)
+    """
     a = checked_array("nanquantile", a)
     _no_out("nanquantile", out)
     return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
@@ -460,7 +591,31 @@ def percentile(
     *,
     weights: ArrayLike = None,
 ) -> Array:
-    """``quantile(a, q / 100)``."""
+    """The ``q``-th percentiles of ``a`` over ``axis``: ``quantile(a, q / 100)``.
+
+    Args:
+        a: The input array (not complex).
+        q: The quantile or quantiles to compute, in ``[0, 100]``.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        overwrite_input: Accepted and ignored (arrays are immutable).
+        method: ``"linear"``, ``"lower"``, ``"higher"``, ``"midpoint"``,
+            ``"nearest"`` (the lower value at exactly half way, where NumPy
+            rounds half to even, as JAX's) or ``"inverted_cdf"``.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        weights: Weights of the values (of ``a``'s shape, or one per position
+            along ``axis``), only with ``method="inverted_cdf"``; or None.
+
+    Returns:
+        An array of shape ``q.shape`` followed by ``a``'s shape without the
+        reduced axes, in ``a``'s inexact dtype (the default float for
+        integers).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.percentile(rnp.array([1.0, 2.0, 3.0, 4.0, 5.0]), 25)
+        Array(2., dtype=float32)
+    """
     a = checked_array("percentile", a)
     _no_out("percentile", out)
     (q,) = promote_dtypes_inexact("percentile", q)
@@ -479,7 +634,32 @@ def nanpercentile(
     *,
     weights: ArrayLike = None,
 ) -> Array:
-    """``nanquantile(a, q / 100)``."""
+    """The ``q``-th percentiles of ``a`` over ``axis``, ignoring NaNs:
+    ``nanquantile(a, q / 100)``.
+
+    Args:
+        a: The input array (not complex).
+        q: The quantile or quantiles to compute, in ``[0, 100]``.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        overwrite_input: Accepted and ignored (arrays are immutable).
+        method: ``"linear"``, ``"lower"``, ``"higher"``, ``"midpoint"``,
+            ``"nearest"`` (the lower value at exactly half way, where NumPy
+            rounds half to even, as JAX's) or ``"inverted_cdf"``.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        weights: Weights of the values (of ``a``'s shape, or one per position
+            along ``axis``), only with ``method="inverted_cdf"``; or None.
+
+    Returns:
+        An array of shape ``q.shape`` followed by ``a``'s shape without the
+        reduced axes, in ``a``'s inexact dtype (the default float for
+        integers).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nanpercentile(rnp.array([1.0, rnp.nan, 3.0, 5.0]), 50)
+        Array(3., dtype=float32)
+    """
     a = checked_array("nanpercentile", a)
     _no_out("nanpercentile", out)
     (q,) = promote_dtypes_inexact("nanpercentile", q)
@@ -494,7 +674,29 @@ def median(
     overwrite_input: bool = False,
     keepdims: bool = False,
 ) -> Array:
-    """``quantile(a, 0.5, method="midpoint")``."""
+    """The median of ``a`` over ``axis``: ``quantile(a, 0.5, method="midpoint")``.
+
+    The middle value, or the mean of the two middle values for an even count;
+    NaN for a slice containing NaN.
+
+    Args:
+        a: The input array (not complex).
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        overwrite_input: Accepted and ignored (arrays are immutable).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in ``a``'s inexact
+        dtype (the default float for integers).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.median(rnp.array([3, 1, 2, 4]))
+        Array(2.5, dtype=float32)
+        >>> rnp.median(rnp.array([[1.0, 5.0, 2.0], [4.0, 3.0, 6.0]]), axis=1)
+        Array([2., 4.], dtype=float32)
+    """
     a = checked_array("median", a)
     _no_out("median", out)
     return quantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
@@ -507,7 +709,25 @@ def nanmedian(
     overwrite_input: bool = False,
     keepdims: bool = False,
 ) -> Array:
-    """``nanquantile(a, 0.5, method="midpoint")``."""
+    """The median of ``a`` over ``axis``, ignoring NaNs:
+    ``nanquantile(a, 0.5, method="midpoint")`` (NaN for an all-NaN slice).
+
+    Args:
+        a: The input array (not complex).
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        overwrite_input: Accepted and ignored (arrays are immutable).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in ``a``'s inexact
+        dtype (the default float for integers).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nanmedian(rnp.array([1.0, rnp.nan, 3.0, 10.0]))
+        Array(3., dtype=float32)
+    """
     a = checked_array("nanmedian", a)
     _no_out("nanmedian", out)
     return nanquantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
@@ -517,15 +737,49 @@ def nanmedian(
 
 
 def ptp(a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
-    """``max - min`` over ``axis``."""
+    """The range ("peak to peak") of ``a`` over ``axis``: ``max - min``.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in ``a``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ptp(rnp.array([[1, 5], [7, 2]]))
+        Array(6, dtype=int32)
+        >>> rnp.ptp(rnp.array([[1, 5], [7, 2]]), axis=0)
+        Array([6, 3], dtype=int32)
+    """
     a = checked_array("ptp", a)
     _no_out("ptp", out)
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
 def count_nonzero(a: ArrayLike, axis: Any = None, keepdims: bool = False) -> Array:
-    """The number of nonzero elements over ``axis``, in the default int
-    (int64 with x64, as JAX 0.10.2)."""
+    """The number of nonzero elements of ``a`` over ``axis``.
+
+    Counted in the default int (int64 with x64, as JAX 0.10.2).
+
+    Args:
+        a: The input array, of any dtype.
+        axis: The axis or axes to reduce, or None for all.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+
+    Returns:
+        An integer array of ``a``'s shape without the reduced axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.count_nonzero(rnp.array([[0, 1, 2], [0, 0, 3]]))
+        Array(3, dtype=int32)
+        >>> rnp.count_nonzero(rnp.array([[0, 1, 2], [0, 0, 3]]), axis=1)
+        Array([2, 1], dtype=int32)
+    """
     a = checked_array("count_nonzero", a)
     count_dtype = dtypes.canonicalize_dtype(np.int64)
     return sum(to_bool(asarray(a)), axis, dtype=count_dtype, keepdims=keepdims)
@@ -554,7 +808,27 @@ def nansum(
     initial: Any = None,
     where: Any = None,
 ) -> Array:
-    """``sum`` with NaNs counted as 0."""
+    """The sum of ``a`` over ``axis``, ignoring NaNs: :func:`sum` with NaNs counted as 0.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The dtype to accumulate and return in, or None for :func:`sum`'s.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        initial: The starting value of the reduction, or None.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in the dtype
+        :func:`sum` gives.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nansum(rnp.array([1.0, rnp.nan, 2.0]))
+        Array(3., dtype=float32)
+    """
     _no_out("nansum", out)
     check_where("nansum", where)
     return sum(_nan_replaced(a, 0, "nansum"), axis, dtype, None, keepdims, initial, where)
@@ -569,13 +843,39 @@ def nanprod(
     initial: Any = None,
     where: Any = None,
 ) -> Array:
-    """``prod`` with NaNs counted as 1."""
+    """The product of ``a`` over ``axis``, ignoring NaNs: :func:`prod` with NaNs counted as 1.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The dtype to accumulate and return in, or None for :func:`prod`'s.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        initial: The starting value of the reduction, or None.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in the dtype
+        :func:`prod` gives.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nanprod(rnp.array([2.0, rnp.nan, 3.0]))
+        Array(6., dtype=float32)
+    """
     _no_out("nanprod", out)
     check_where("nanprod", where)
     return prod(_nan_replaced(a, 1, "nanprod"), axis, dtype, None, keepdims, initial, where)
 
 
-def _nan_extreme(name: str, reduce: Any, identity: float) -> Any:
+def _nan_extreme(
+    name: str, reduce: Any, identity: float, which: str, example: str, result: str
+) -> Any:
+    """``reduce`` (max or min) ignoring NaNs, named ``name``; documented as the
+    ``which`` ("largest", "smallest") value, with one example call ``example``
+    that prints ``result``."""
+
     def fn(
         a: ArrayLike,
         axis: Any = None,
@@ -599,15 +899,55 @@ def _nan_extreme(name: str, reduce: Any, identity: float) -> Any:
         )
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``{name[3:]}`` ignoring NaNs (NaN for an all-NaN slice)."
+    fn.__doc__ = f"""The {which} value of ``a`` over ``axis``, ignoring NaNs.
+
+    :func:`{name[3:]}` of ``a`` with NaNs replaced by {identity}; NaN for an
+    all-NaN slice (a warning in NumPy), unless ``initial`` is given, which
+    then stands for it. Bool and integer inputs have no NaNs.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        initial: A value to include in the reduction, or None.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all (then ``initial`` is needed).
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in ``a``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> {example}
+        {result}
+    """
     return fn
 
 
-nanmax = _nan_extreme("nanmax", max, -np.inf)
-nanmin = _nan_extreme("nanmin", min, np.inf)
+nanmax = _nan_extreme(
+    "nanmax",
+    max,
+    -np.inf,
+    "largest",
+    "rnp.nanmax(rnp.array([1.0, rnp.nan, 3.0]))",
+    "Array(3., dtype=float32)",
+)
+nanmin = _nan_extreme(
+    "nanmin",
+    min,
+    np.inf,
+    "smallest",
+    "rnp.nanmin(rnp.array([1.0, rnp.nan, 3.0]))",
+    "Array(1., dtype=float32)",
+)
 
 
-def _nan_arg(name: str, reduce: Any, identity: float) -> Any:
+def _nan_arg(name: str, reduce: Any, identity: float, which: str, example: str, result: str) -> Any:
+    """``reduce`` (argmax or argmin) ignoring NaNs, named ``name``; documented
+    as the index of the ``which`` value, with one example call ``example``
+    that prints ``result``."""
+
     def fn(
         a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False
     ) -> Array:
@@ -620,12 +960,44 @@ def _nan_arg(name: str, reduce: Any, identity: float) -> Any:
         return select(_all_nan(a, axis, keepdims), minus_one, index)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``{name[3:]}`` ignoring NaNs (-1 for an all-NaN slice)."
+    fn.__doc__ = f"""The index of the {which} value of ``a`` along ``axis``, ignoring NaNs.
+
+    :func:`{name[3:]}` of ``a`` with NaNs replaced by {identity}; -1 for an
+    all-NaN slice, as JAX's (NumPy raises a ValueError).
+
+    Args:
+        a: The input array.
+        axis: The axis to search along, or None for the flattened array.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axis as a size-1 axis.
+
+    Returns:
+        An int32 array (int64 with x64) of ``a``'s shape without ``axis``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> {example}
+        {result}
+    """
     return fn
 
 
-nanargmax = _nan_arg("nanargmax", argmax, -np.inf)
-nanargmin = _nan_arg("nanargmin", argmin, np.inf)
+nanargmax = _nan_arg(
+    "nanargmax",
+    argmax,
+    -np.inf,
+    "largest",
+    "rnp.nanargmax(rnp.array([1.0, rnp.nan, 3.0]))",
+    "Array(2, dtype=int32)",
+)
+nanargmin = _nan_arg(
+    "nanargmin",
+    argmin,
+    np.inf,
+    "smallest",
+    "rnp.nanargmin(rnp.array([rnp.nan, 2.0, 1.0]))",
+    "Array(2, dtype=int32)",
+)
 
 
 def nanmean(
@@ -636,7 +1008,28 @@ def nanmean(
     keepdims: bool = False,
     where: Any = None,
 ) -> Array:
-    """The mean of the non-NaN values (NaN when there are none)."""
+    """The mean of ``a`` over ``axis``, ignoring NaNs (NaN when there are none).
+
+    Bool and integers compute in the default float dtype (and have no NaNs).
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The inexact dtype to return, or None for ``a``'s.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in the inexact
+        dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nanmean(rnp.array([1.0, rnp.nan, 3.0]))
+        Array(2., dtype=float32)
+    """
     _no_out("nanmean", out)
     a = checked_array("nanmean", a)
     check_where("nanmean", where)
@@ -670,9 +1063,34 @@ def nanvar(
     where: Any = None,
     mean: Any = None,
 ) -> Array:
-    """The variance of the non-NaN values: ``sum(|a - m|^2) / (count - ddof)``
+    """The variance of ``a`` over ``axis``, ignoring NaNs.
+
+    The variance of the non-NaN values: ``sum(|a - m|^2) / (count - ddof)``
     with ``m`` the ``nanmean``, or ``mean`` when given (broadcastable against
-    ``a`` with the reduced axes kept), as JAX's ``nanvar``."""
+    ``a`` with the reduced axes kept), as JAX's ``nanvar``; NaN where
+    ``count - ddof <= 0``.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The inexact dtype to compute and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+        ddof: The "delta degrees of freedom" subtracted from the count of
+            non-NaN values.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+        mean: The mean to use, or None for the :func:`nanmean`.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in the real
+        inexact dtype (see :func:`var`).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nanvar(rnp.array([1.0, rnp.nan, 3.0]))
+        Array(1., dtype=float32)
+    """
     _no_out("nanvar", out)
     a = checked_array("nanvar", a)
     aval = _aval(a, "nanvar")
@@ -711,7 +1129,29 @@ def nanstd(
     where: Any = None,
     mean: Any = None,
 ) -> Array:
-    """``sqrt(nanvar(...))``."""
+    """The standard deviation of ``a`` over ``axis``, ignoring NaNs: ``sqrt(nanvar(...))``.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The inexact dtype to compute and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+        ddof: The "delta degrees of freedom" subtracted from the count of
+            non-NaN values.
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+        mean: The mean to use, or None for the :func:`nanmean`.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in the real
+        inexact dtype (see :func:`var`).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nanstd(rnp.array([1.0, rnp.nan, 3.0]))
+        Array(1., dtype=float32)
+    """
     a = checked_array("nanstd", a)
     _no_out("nanstd", out)
     check_where("nanstd", where)
@@ -719,20 +1159,62 @@ def nanstd(
 
 
 def nancumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
-    """``cumsum`` with NaNs counted as 0."""
+    """The cumulative sum of ``a`` along ``axis``, NaNs counted as 0.
+
+    Args:
+        a: The input array.
+        axis: The axis to accumulate along, or None for the flattened array.
+        dtype: The dtype to accumulate and return in, or None for
+            :func:`cumsum`'s.
+        out: Must be None (NotImplementedError otherwise).
+
+    Returns:
+        An array of ``a``'s shape (1-d when ``axis`` is None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nancumsum(rnp.array([1.0, rnp.nan, 2.0]))
+        Array([1., 1., 3.], dtype=float32)
+    """
     _no_out("nancumsum", out)
     return cumsum(_nan_replaced(a, 0, "nancumsum"), axis, dtype)
 
 
 def nancumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
-    """``cumprod`` with NaNs counted as 1."""
+    """The cumulative product of ``a`` along ``axis``, NaNs counted as 1.
+
+    Args:
+        a: The input array.
+        axis: The axis to accumulate along, or None for the flattened array.
+        dtype: The dtype to accumulate and return in, or None for
+            :func:`cumprod`'s.
+        out: Must be None (NotImplementedError otherwise).
+
+    Returns:
+        An array of ``a``'s shape (1-d when ``axis`` is None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nancumprod(rnp.array([2.0, rnp.nan, 3.0]))
+        Array([2., 2., 6.], dtype=float32)
+    """
     _no_out("nancumprod", out)
     return cumprod(_nan_replaced(a, 1, "nancumprod"), axis, dtype)
 
 
 def _cumulative(
-    name: str, fn: Any, identity: int, what: str, promote_integers: bool = False
+    name: str,
+    fn: Any,
+    identity: int,
+    what: str,
+    example: str,
+    result: str,
+    promote_integers: bool = False,
 ) -> Any:
+    """The array API's ``name``: ``fn`` (cumsum or cumprod) with the
+    ``identity`` put first when asked; documented as the ``what`` with one
+    example call ``example`` that prints ``result``."""
+
     def cumulative(
         x: ArrayLike,
         /,
@@ -770,16 +1252,56 @@ def _cumulative(
         return lax.pad(out, tracing.TypedScalar(identity, _aval(out).dtype, False), config)
 
     cumulative.__name__ = cumulative.__qualname__ = name
-    cumulative.__doc__ = (
-        f"The array-API ``{name}``: ``{fn.__name__}`` (the identity first with include_initial)."
+    dtype_rule = (
+        "narrow integers and bool accumulate in the default integer dtype, as :func:`sum`'s"
+        if promote_integers
+        else "the dtype is :func:`cumprod`'s"
     )
+    cumulative.__doc__ = f"""The {what} of ``x`` along ``axis`` (the array API's ``{name}``).
+
+    :func:`{fn.__name__}` along ``axis``, with the identity ({identity}) put
+    first when ``include_initial``;
+    {dtype_rule}.
+    ``axis`` may be left out only for 1-d ``x``; a scalar is a ValueError.
+
+    Args:
+        x: The input array, of at least one dimension.
+        axis: The axis to accumulate along (keyword-only).
+        dtype: The dtype to accumulate and return in, or None.
+        include_initial: Whether the result starts with the identity (then
+            ``axis`` is one longer).
+
+    Returns:
+        An array of ``x``'s shape (``axis`` one longer with
+        ``include_initial``).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> {example}
+        {result}
+    """
     return cumulative
 
 
-cumulative_sum = _cumulative("cumulative_sum", cumsum, 0, "cumulative sum", promote_integers=True)
-cumulative_prod = _cumulative("cumulative_prod", cumprod, 1, "cumulative product")
+cumulative_sum = _cumulative(
+    "cumulative_sum",
+    cumsum,
+    0,
+    "cumulative sum",
+    "rnp.cumulative_sum(rnp.array([1, 2, 3]), include_initial=True)",
+    "Array([0, 1, 3, 6], dtype=int32)",
+    promote_integers=True,
+)
+cumulative_prod = _cumulative(
+    "cumulative_prod",
+    cumprod,
+    1,
+    "cumulative product",
+    "rnp.cumulative_prod(rnp.array([[1, 2], [3, 4]]), axis=1)",
+    "Array([[ 1,  2],\n               [ 3, 12]], dtype=int32)",
+)
 
-amax, amin = max, min
+amax, amin = alias(max), alias(min)
 
 __all__ = [
     "amax", "amin", "average", "count_nonzero", "cumulative_prod", "cumulative_sum", "median",
