@@ -113,9 +113,30 @@ def compact(values: Any, mask: Any, size: int, fill: Any) -> Any:
 
 
 def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> tuple[Array, ...]:
-    """The indices of the nonzero elements, one int32 array per dim (row-major
-    order); with ``size``, ``size`` of them padded with ``fill_value`` (default 0;
-    a tuple gives one value per dim)."""
+    """The indices of the nonzero elements of ``a``, one array per dimension.
+
+    The indices come in row-major order; with ``size``, ``size`` of them
+    padded with ``fill_value`` (default 0; a tuple gives one value per dim).
+    A 0-d ``a`` is a ValueError.
+
+    Args:
+        a: The input array, of at least one dimension (nonzero is True).
+        size: The static number of results, or None (then ``a`` must be
+            concrete: under a trace it is a ConcretizationTypeError).
+        fill_value: The value of the padding positions when ``size`` is more
+            than the count, or None for 0; a tuple gives one per dimension.
+
+    Returns:
+        A tuple of ``a.ndim`` 1-d int32 arrays (int64 with x64), each of the
+        count's (or ``size``'s) length.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nonzero(rnp.array([[1, 0], [0, 2]]))
+        (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
+        >>> rnp.nonzero(rnp.array([0, 3, 0, 4]), size=3, fill_value=-1)
+        (Array([ 1,  3, -1], dtype=int32),)
+    """
     aval = _aval(a, "nonzero")
     if aval.ndim == 0:
         raise ValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d")
@@ -137,14 +158,51 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
 
 
 def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Array:
-    """Indices of the nonzero elements of ``ravel(a)``."""
+    """The indices of the nonzero elements of the flattened ``a``.
+
+    ``nonzero(ravel(a))[0]``, with the same ``size`` and ``fill_value``.
+
+    Args:
+        a: The input array (flattened).
+        size: The static number of results, or None (then ``a`` must be
+            concrete: under a trace it is a ConcretizationTypeError).
+        fill_value: The value of the padding positions when ``size`` is more
+            than the count, or None for 0.
+
+    Returns:
+        A 1-d int32 array (int64 with x64).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.flatnonzero(rnp.array([[1, 0], [0, 2]]))
+        Array([0, 3], dtype=int32)
+    """
     a = checked_array("flatnonzero", a)
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Array:
-    """``stack(nonzero(a), -1)``: one row of indices per nonzero element (a 0-d
-    input gives rows of length 0, as NumPy)."""
+    """The indices of the nonzero elements of ``a``, one row per element.
+
+    ``stack(nonzero(a), -1)``: one row of indices per nonzero element (a 0-d
+    input gives rows of length 0, as NumPy).
+
+    Args:
+        a: The input array.
+        size: The static number of results, or None (then ``a`` must be
+            concrete: under a trace it is a ConcretizationTypeError).
+        fill_value: The value of the padding positions when ``size`` is more
+            than the count, or None for 0.
+
+    Returns:
+        An int32 array (int64 with x64) of shape ``(count, a.ndim)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.argwhere(rnp.array([[1, 0], [0, 2]]))
+        Array([[0, 0],
+               [1, 1]], dtype=int32)
+    """
     aval = _aval(a, "argwhere")
     if aval.ndim == 0:
         (found,) = nonzero(reshape(a, (1,)), size=size, fill_value=fill_value)
@@ -161,7 +219,32 @@ def where(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
-    """``x`` where ``condition`` else ``y``; with only ``condition``, ``nonzero``."""
+    """Elements of ``x`` where ``condition`` holds, else of ``y``; or, with
+    ``condition`` alone, :func:`nonzero`.
+
+    With ``x`` and ``y``, the three are broadcast together and ``x`` and ``y``
+    promoted together (``condition`` is read as ``!= 0``); giving only one of
+    them is a TypeError.
+
+    Args:
+        condition: The condition array.
+        x: The values where ``condition`` holds, or None.
+        y: The values elsewhere, or None.
+        size: Only with ``condition`` alone: :func:`nonzero`'s ``size``.
+        fill_value: Only with ``condition`` alone: :func:`nonzero`'s
+            ``fill_value``.
+
+    Returns:
+        An array of the broadcast shape in the promoted dtype, or, with
+        ``condition`` alone, :func:`nonzero`'s tuple of index arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.where(rnp.array([True, False, True]), rnp.array([1, 2, 3]), 0)
+        Array([1, 0, 3], dtype=int32)
+        >>> rnp.where(rnp.array([0, 5, 0, 7]))
+        (Array([1, 3], dtype=int32),)
+    """
 
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
@@ -251,7 +334,33 @@ def take_along_axis(
     ``arr`` times the one-hot encoding of the indices (an out-of-range index
     gives 0, and a NaN or inf anywhere along the axis reaches every result of
     that row, as in JAX). Negative indices count from the end unless
-    ``wrap_negative_indices=False`` (the default for ``"promise_in_bounds"``)."""
+    ``wrap_negative_indices=False`` (the default for ``"promise_in_bounds"``).
+    NumPy raises an IndexError for out-of-range indices instead.
+
+    Args:
+        arr: The array to take from.
+        indices: Integer indices, of ``arr``'s rank (1-d when ``axis`` is None).
+        axis: The axis to take along, or None for the flattened ``arr``.
+        mode: ``"fill"`` (None), ``"clip"``, ``"one_hot"`` or
+            ``"promise_in_bounds"``.
+        fill_value: The value out-of-range indices read in ``"fill"`` mode, or
+            None for NaN (the smallest integer, or True, for other dtypes).
+        wrap_negative_indices: Whether negative indices count from the end
+            (keyword-only; None for the mode's default).
+
+    Returns:
+        An array of ``arr``'s dtype, of the broadcast shape with ``axis`` the
+        size of ``indices``'s.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> x = rnp.array([[10, 30, 20], [60, 40, 50]])
+        >>> rnp.take_along_axis(x, rnp.array([[0], [2]]), axis=1)
+        Array([[10],
+               [50]], dtype=int32)
+        >>> rnp.take_along_axis(rnp.array([1.0, 2.0, 3.0]), rnp.array([2, 5, -1]), axis=0)
+        Array([ 3., nan,  3.], dtype=float32)
+    """
     mode = "fill" if mode is None else getattr(mode, "name", mode)
     mode = mode.lower() if isinstance(mode, str) else mode
     if mode not in _TAKE_ALONG_AXIS_MODES:
@@ -320,7 +429,28 @@ def put_along_axis(
     indices are dropped (None, "drop", "fill", and "promise_in_bounds", where
     they are the caller's error: JAX's CPU backend drops them) or clamped
     ("clip"); negative ones count from the end first. Of repeated ones the
-    last write wins."""
+    last write wins.
+
+    Args:
+        arr: The array to copy and write into.
+        indices: Integer indices, of ``arr``'s rank (1-d when ``axis`` is None).
+        values: The values to write, broadcast to ``indices``'s shape and
+            converted to ``arr``'s dtype.
+        axis: The axis to write along, or None for the flattened ``arr``.
+        inplace: Must be False (a ValueError otherwise: arrays are immutable).
+        mode: What to do with out-of-range indices (keyword-only, see above).
+
+    Returns:
+        An array of ``arr``'s shape and dtype (NumPy writes into ``arr`` and
+        returns None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.put_along_axis(rnp.array([[1, 2], [3, 4]]), rnp.array([[1], [0]]), 0, axis=1,
+        ...                     inplace=False)
+        Array([[1, 0],
+               [0, 4]], dtype=int32)
+    """
     if inplace:
         raise ValueError(
             "put_along_axis: jax-style arrays are immutable; pass inplace=False to get a copy"
@@ -356,8 +486,27 @@ def put_along_axis(
 
 
 def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], default: Any = 0):
-    """``choicelist[i]`` where ``condlist[i]`` is the first true condition, else
-    ``default`` (all broadcast together, choices promoted together)."""
+    """Elements chosen from ``choicelist`` by the first condition that holds.
+
+    ``choicelist[i]`` where ``condlist[i]`` is the first true condition, else
+    ``default`` (all broadcast together, choices promoted together; a
+    condition that is not bool is read as ``!= 0``).
+
+    Args:
+        condlist: A non-empty sequence of condition arrays.
+        choicelist: A sequence of value arrays, one per condition.
+        default: The value where no condition holds.
+
+    Returns:
+        An array of the broadcast shape, in the promoted dtype of the choices
+        and ``default``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> conds = [rnp.array([True, False, False]), rnp.array([True, True, False])]
+        >>> rnp.select(conds, [rnp.array([1, 2, 3]), rnp.array([10, 20, 30])], default=-1)
+        Array([ 1, 20, -1], dtype=int32)
+    """
     if len(condlist) != len(choicelist):
         raise ValueError(
             f"select: condlist and choicelist must have the same length, got "
@@ -381,9 +530,29 @@ def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
 
 
 def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: str = "raise"):
-    """``choices[a[i]][i]`` with everything broadcast together. ``mode``:
-    ``"raise"`` (checked now; under jit a ConcretizationTypeError, as JAX),
-    ``"wrap"`` (modulo the number of choices) or ``"clip"``."""
+    """Elements picked from ``choices`` by the indices in ``a``: ``choices[a[i]][i]``.
+
+    Everything is broadcast together and the choices promoted together.
+    ``mode``: ``"raise"`` (checked now; under jit a ConcretizationTypeError,
+    as JAX), ``"wrap"`` (modulo the number of choices) or ``"clip"``.
+
+    Args:
+        a: Integer indices into ``choices`` (a ValueError for other dtypes).
+        choices: A non-empty sequence of arrays.
+        out: Must be None (NotImplementedError otherwise).
+        mode: How out-of-range indices are handled (see above).
+
+    Returns:
+        An array of the broadcast shape, in the choices' promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> choices = [rnp.array([1, 2, 3]), rnp.array([10, 20, 30])]
+        >>> rnp.choose(rnp.array([0, 1, 0]), choices)
+        Array([ 1, 20,  3], dtype=int32)
+        >>> rnp.choose(rnp.array([0, 3, -1]), choices, mode="wrap")
+        Array([ 1, 20, 30], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("choose: the out argument is not supported")
     a = checked_array("choose", a)
@@ -426,9 +595,30 @@ def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: s
 
 
 def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any):
-    """``funclist[i](x)`` (or the constant ``funclist[i]``) where ``condlist[i]``
-    holds (the last true condition wins, as NumPy); an extra last function is
-    the default. Every function is evaluated on all of ``x``."""
+    """A piecewise-defined function of ``x``: ``funclist[i](x)`` where ``condlist[i]`` holds.
+
+    ``funclist[i]`` may also be a constant; the last true condition wins, as
+    NumPy; an extra last function is the default (elsewhere 0). Every
+    function is evaluated on all of ``x`` (in one jit per tuple of functions),
+    and its result converted to ``x``'s dtype.
+
+    Args:
+        x: The input array.
+        condlist: A sequence of bool arrays of ``x``'s shape (or one array).
+        funclist: Functions of ``x`` or constants, one per condition, or one
+            more for the default.
+        *args: Extra positional arguments for the functions.
+        **kw: Extra keyword arguments for the functions.
+
+    Returns:
+        An array of ``x``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> x = rnp.array([-2.0, 0.0, 3.0])
+        >>> rnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * 10])
+        Array([ 2.,  0., 30.], dtype=float32)
+    """
     x = checked_array("piecewise", x)
     if isinstance(condlist, (list, tuple)):
         conds = [asarray(c) for c in condlist]
@@ -492,8 +682,24 @@ def _any_of(conds: list[Any], shape: tuple[int, ...]) -> Any:
 
 
 def ix_(*args: ArrayLike) -> tuple[Array, ...]:
-    """Open-mesh index arrays: argument ``i`` (1-d) reshaped to have its length in
-    dim ``i`` and 1 elsewhere (bool arguments become their nonzero indices)."""
+    """Open-mesh index arrays, for indexing the cross product of the arguments.
+
+    Argument ``i`` (1-d) is reshaped to have its length in
+    dim ``i`` and 1 elsewhere (bool arguments become their nonzero indices,
+    so they must be concrete).
+
+    Args:
+        *args: 1-d integer or bool arrays.
+
+    Returns:
+        A tuple of arrays, each of ``len(args)`` dimensions.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.arange(12).reshape(3, 4)[rnp.ix_(rnp.array([0, 2]), rnp.array([1, 3]))]
+        Array([[ 1,  3],
+               [ 9, 11]], dtype=int32)
+    """
     n = len(args)
     out = []
     for i, arg in enumerate(args):
@@ -515,7 +721,21 @@ def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]
     """The coordinates of flat ``indices`` in an array of ``shape`` (C order),
     in the indices' dtype. As in JAX, negative indices count from the end and
     out-of-range ones are clipped (past the end: the last element; before
-    ``-size``: the first); float indices are accepted too."""
+    ``-size``: the first); float indices are accepted too (NumPy raises for
+    out-of-range and float indices).
+
+    Args:
+        indices: Flat indices into an array of ``shape``.
+        shape: The shape (an int or a sequence of ints; may be traced).
+
+    Returns:
+        A tuple of ``len(shape)`` arrays of ``indices``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.unravel_index(rnp.array([5, 7]), (2, 4))
+        (Array([1, 1], dtype=int32), Array([1, 3], dtype=int32))
+    """
 
     indices = checked_array("unravel_index", indices)
     given: list[Any]
@@ -566,7 +786,24 @@ def ravel_multi_index(
     ``dims``; ``mode`` "raise" (concrete input only: under jit it is a
     ConcretizationTypeError, as JAX), "wrap", "clip" or "ignore" (no check).
     The result's dtype is ``dtype``, else the coordinates' joined with a weak
-    int (int8 coordinates give int8), strongly typed."""
+    int (int8 coordinates give int8), strongly typed.
+
+    Args:
+        multi_index: A sequence of integer coordinate arrays, one per
+            dimension (broadcast together).
+        dims: The shape of the array indexed.
+        mode: ``"raise"``, ``"wrap"``, ``"clip"`` or ``"ignore"`` (see above).
+        order: ``"C"`` (row-major) or ``"F"`` (column-major) strides.
+        dtype: The integer dtype of the result, or None (keyword-only).
+
+    Returns:
+        An integer array of the coordinates' broadcast shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ravel_multi_index((rnp.array([1, 0]), rnp.array([1, 3])), (2, 4))
+        Array([5, 3], dtype=int32)
+    """
 
     dims = tuple(operator.index(d) for d in dims)
     if len(multi_index) != len(dims):
@@ -635,9 +872,31 @@ def argsort(
     descending: bool = False,
     dtype: Any = None,
 ) -> Array:
-    """The indices (int32, or ``dtype``: JAX counts them in that dtype) that
-    sort ``a`` along ``axis`` (flattened when None), NaNs last; ties keep their
-    order (also with ``descending``)."""
+    """The indices that sort ``a`` along ``axis``.
+
+    The indices are int32 (int64 with x64), or ``dtype``: JAX counts them in
+    that dtype. NaNs sort last; ties keep their order (also with
+    ``descending``).
+
+    Args:
+        a: The array to sort, of at least one dimension.
+        axis: The axis to sort along, or None for the flattened ``a``.
+        kind: Must be None (a TypeError otherwise).
+        order: Must be None (a TypeError otherwise).
+        stable: Whether ties keep their order (a stable sort).
+        descending: Whether to sort in descending order.
+        dtype: The integer dtype of the indices, or None.
+
+    Returns:
+        An integer array of ``a``'s shape (1-d when ``axis`` is None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.argsort(rnp.array([3, 1, 2]))
+        Array([1, 2, 0], dtype=int32)
+        >>> rnp.argsort(rnp.array([3, 1, 2]), descending=True)
+        Array([0, 2, 1], dtype=int32)
+    """
     if kind is not None or order is not None:
         raise TypeError("argsort: 'kind' and 'order' are not supported")
     a = checked_array("argsort", a)
@@ -658,8 +917,24 @@ def argsort(
 
 
 def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
-    """Indices sorting by the last key first, then the one before it, ... (stable).
-    Rank-0 keys (the rows of a 1-d array) sort to the rank-0 index 0, as JAX."""
+    """The indices that sort by several keys: the last key first, then the one
+    before it, and so on (a stable sort).
+
+    Rank-0 keys (the rows of a 1-d array) sort to the rank-0 index 0, as JAX.
+
+    Args:
+        keys: A sequence of arrays of one shape (or a 2-d array, one key per
+            row).
+        axis: The axis to sort along.
+
+    Returns:
+        An int32 array (int64 with x64) of the keys' shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.lexsort((rnp.array([1, 0, 1, 0]), rnp.array([2, 2, 1, 1])))
+        Array([3, 2, 1, 0], dtype=int32)
+    """
     if isinstance(keys, (list, tuple)):
         keys = [asarray(k) for k in keys]
     else:
@@ -697,9 +972,30 @@ def _total_lt(x: Any, y: Any) -> Any:
 def searchsorted(
     a: ArrayLike, v: ArrayLike, side: str = "left", sorter: Any = None, *, method: str = "scan"
 ) -> Array:
-    """Insertion points of ``v`` into the sorted 1-d ``a``: the number of
-    elements of ``a`` before each ``v`` (``< v`` for ``side="left"``, ``<= v``
-    for ``"right"``), int32, shaped like ``v``."""
+    """The insertion points of ``v`` into the sorted 1-d ``a``.
+
+    The number of elements of ``a`` before each ``v`` (``< v`` for
+    ``side="left"``, ``<= v`` for ``"right"``) in the sort order (NaN last),
+    computed by comparing every pair whatever ``method`` says.
+
+    Args:
+        a: A sorted 1-d array (ascending).
+        v: The values to insert.
+        side: ``"left"`` or ``"right"``: where ties go.
+        sorter: Indices that sort ``a``, or None if ``a`` is sorted.
+        method: One of JAX's methods (``"scan"``, ``"scan_unrolled"``,
+            ``"sort"``, ``"compare_all"``): checked, all give the same result.
+
+    Returns:
+        An int32 array of ``v``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.searchsorted(rnp.array([1, 2, 2, 3]), rnp.array([2, 0, 5]))
+        Array([1, 0, 4], dtype=int32)
+        >>> rnp.searchsorted(rnp.array([1, 2, 2, 3]), 2, side="right")
+        Array(3, dtype=int32)
+    """
     # every method gives the same answer; this one counts comparisons
     if method not in ("compare_all", "scan", "scan_unrolled", "sort"):
         raise ValueError(
@@ -732,8 +1028,25 @@ def searchsorted(
 
 
 def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False, *, method: Any = None):
-    """The bin of each ``x``: ``i`` with ``bins[i-1] <= x < bins[i]`` (``<`` and
-    ``<=`` swapped with ``right``), for increasing or decreasing ``bins``."""
+    """The index of the bin of each ``x``: ``i`` with ``bins[i-1] <= x < bins[i]``.
+
+    ``<`` and ``<=`` are swapped with ``right``; ``bins`` may be increasing
+    or decreasing.
+
+    Args:
+        x: The values to place.
+        bins: The 1-d, monotonic bin edges.
+        right: Whether the bins are closed on the right instead of the left.
+        method: Accepted and ignored (keyword-only).
+
+    Returns:
+        An int32 array of ``x``'s shape, from 0 to ``len(bins)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.digitize(rnp.array([0.5, 1.0, 2.5, 4.0]), rnp.array([1.0, 2.0, 3.0]))
+        Array([0, 1, 2, 3], dtype=int32)
+    """
     bins = checked_array("digitize", bins)
     if _aval(bins).ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array, got {_aval(bins).shape}")
@@ -753,9 +1066,26 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False, *, method: Any 
 
 
 def partition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
-    """``a`` along ``axis`` with the ``kth`` smallest element in its sorted place:
-    the ``kth + 1`` smallest first, ascending, then the rest, descending (the
-    layout ``jnp.partition`` produces with ``top_k``)."""
+    """``a`` partially sorted along ``axis``: the ``kth`` smallest in its sorted place.
+
+    The ``kth + 1`` smallest first, ascending, then the rest, descending (the
+    layout ``jnp.partition`` produces with ``top_k``; NumPy leaves the order
+    within the two parts open). Bool input is a TypeError, as JAX's.
+
+    Args:
+        a: The input array.
+        kth: The position that gets its sorted element (a static int;
+            negative counts from the end).
+        axis: The axis to partition along.
+
+    Returns:
+        An array of ``a``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.partition(rnp.array([5, 1, 4, 2, 3]), 3)
+        Array([1, 2, 3, 4, 5], dtype=int32)
+    """
     a = checked_array("partition", a)
     aval = _aval(a, "partition")
     _no_bool("partition", aval.dtype)
@@ -772,8 +1102,25 @@ def partition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
 
 
 def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
-    """Indices putting ``a`` in :func:`partition`'s layout: the ``kth + 1``
-    smallest (ascending), then the others in increasing index order."""
+    """The indices that partition ``a`` along ``axis`` around its ``kth`` element.
+
+    The indices of the ``kth + 1`` smallest (ascending), then the others in
+    increasing index order (NumPy leaves the order within the two parts
+    open). Bool input is a TypeError, as JAX's.
+
+    Args:
+        a: The input array.
+        kth: The position that gets its sorted element's index (a static int).
+        axis: The axis to partition along.
+
+    Returns:
+        An int32 array of ``a``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.argpartition(rnp.array([5, 1, 4, 2, 3]), 3)
+        Array([1, 3, 4, 2, 0], dtype=int32)
+    """
     a = checked_array("argpartition", a)
     aval = _aval(a, "argpartition")
     _no_bool("argpartition", aval.dtype)
@@ -871,7 +1218,35 @@ def unique(
     (default: the smallest value), their index is that of the smallest value
     and their count 0. An input without elements, as JAX 0.10.2: an empty axis
     needs ``fill_value``, and the index and counts are only those of the
-    groups found (see ``_unique_of_no_elements``)."""
+    groups found (see ``_unique_of_no_elements``).
+
+    Args:
+        ar: The input array.
+        return_index: Whether to also return the first occurrences' indices.
+        return_inverse: Whether to also return the inverse.
+        return_counts: Whether to also return the counts.
+        axis: The axis whose slices are compared, or None for the elements of
+            the flattened array.
+        equal_nan: Whether NaNs count as one value.
+        size: The static number of values, or None (then ``ar`` must be
+            concrete).
+        fill_value: The padding value with ``size``, or None.
+        sorted: Accepted (the values always come sorted).
+
+    Returns:
+        The distinct values (a 1-d array, or with ``axis`` the distinct
+        slices), or a tuple of them followed by the index, inverse and counts
+        asked for (int32 arrays, int64 with x64).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.unique(rnp.array([3, 1, 3, 2, 1]))
+        Array([1, 2, 3], dtype=int32)
+        >>> rnp.unique(rnp.array([3, 1, 3, 2, 1]), return_counts=True)
+        (Array([1, 2, 3], dtype=int32), Array([2, 1, 2], dtype=int32))
+        >>> rnp.unique(rnp.array([3, 1, 3]), size=4, fill_value=0)
+        Array([1, 3, 0, 0], dtype=int32)
+    """
     ar = checked_array("unique", ar)
     shape = _aval(ar, "unique").shape
     if axis is None:
@@ -992,7 +1367,25 @@ def _sorted_slices(a: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
 
 
 def unique_values(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None) -> Array:
-    """``unique(x)``."""
+    """The sorted distinct values of ``x`` (flattened): ``unique(x)``.
+
+    The values are sorted (as JAX's); NumPy 2.4's ``unique_values`` leaves
+    their order open.
+
+    Args:
+        x: The input array.
+        size: The static number of values, or None (then ``x`` must be
+            concrete).
+        fill_value: The padding value with ``size``, or None for the smallest.
+
+    Returns:
+        A 1-d array in ``x``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.unique_values(rnp.array([3, 1, 3, 2]))
+        Array([1, 2, 3], dtype=int32)
+    """
     x = checked_array("unique_values", x)
     return unique(x, size=size, fill_value=fill_value)
 
@@ -1005,8 +1398,25 @@ def isin(
     *,
     method: str = "auto",
 ) -> Array:
-    """Whether each element equals some element of ``test_elements`` (a bool array
-    shaped like ``element``; NaN is in nothing)."""
+    """Whether each element of ``element`` equals some element of ``test_elements``.
+
+    The two are promoted together and compared pairwise; NaN is in nothing.
+
+    Args:
+        element: The values to test.
+        test_elements: The values to test against (flattened).
+        assume_unique: Accepted and ignored.
+        invert: Whether to return the negation (not in ``test_elements``).
+        method: Accepted and ignored (keyword-only).
+
+    Returns:
+        A bool array of ``element``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isin(rnp.array([1, 2, 3, 4]), rnp.array([2, 4, 6]))
+        Array([False,  True, False,  True], dtype=bool)
+    """
     del assume_unique, method
     element, tests = promote_dtypes("isin", asarray(element), ravel(asarray(test_elements)))
     shape = _aval(element).shape
@@ -1044,7 +1454,23 @@ def _set_result(name: str, x: Any, keep: Any, size: Any, fill_value: Any) -> Arr
 
 
 def union1d(ar1: ArrayLike, ar2: ArrayLike, *, size: int | None = None, fill_value: Any = None):
-    """The sorted distinct values of both arrays."""
+    """The union of two arrays: the sorted distinct values of both (flattened).
+
+    Args:
+        ar1: The first array.
+        ar2: The second array.
+        size: The static number of values, or None (then the inputs must be
+            concrete).
+        fill_value: The padding value with ``size``, or None (see :func:`unique`).
+
+    Returns:
+        A 1-d array in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.union1d(rnp.array([3, 1]), rnp.array([2, 1, 5]))
+        Array([1, 2, 3, 5], dtype=int32)
+    """
     both = concatenate([ravel(asarray(ar1)), ravel(asarray(ar2))])
     return unique(both, size=size, fill_value=fill_value)
 
@@ -1061,7 +1487,29 @@ def intersect1d(
     """The sorted distinct values found in both arrays. With ``return_indices``
     also, for each value, the index of its first occurrence in each
     (flattened) array, as JAX's; positions past the intersection (with
-    ``size``) get the array's length."""
+    ``size``) get the array's length.
+
+    Args:
+        ar1: The first array (flattened).
+        ar2: The second array (flattened).
+        assume_unique: Accepted and ignored.
+        return_indices: Whether to also return the indices.
+        size: The static number of values, or None (then the inputs must be
+            concrete).
+        fill_value: The padding value with ``size``, or None for the smallest
+            value found (0 when none).
+
+    Returns:
+        A 1-d array in the promoted dtype, or with ``return_indices`` the
+        triple ``(values, indices_in_ar1, indices_in_ar2)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.intersect1d(rnp.array([1, 3, 4, 3]), rnp.array([3, 1, 2, 1]))
+        Array([1, 3], dtype=int32)
+        >>> rnp.intersect1d(rnp.array([1, 3, 4, 3]), rnp.array([3, 1, 2, 1]), return_indices=True)
+        (Array([1, 3], dtype=int32), Array([0, 1], dtype=int32), Array([1, 0], dtype=int32))
+    """
     del assume_unique
     ar1, ar2 = promote_dtypes("intersect1d", asarray(ar1), asarray(ar2))
     values = _set_result("intersect1d", ar1, lambda v: isin(v, ar2), size, fill_value)
@@ -1097,8 +1545,29 @@ def setdiff1d(
     size: int | None = None,
     fill_value: Any = None,
 ):
-    """The sorted distinct values of ``ar1`` that are not in ``ar2`` (with
-    ``size``, padded with ``fill_value``, default 0 as JAX)."""
+    """The set difference: the sorted distinct values of ``ar1`` not in ``ar2``.
+
+    With ``size``, padded with ``fill_value``, default 0 as JAX. The result
+    keeps ``ar1``'s dtype.
+
+    Args:
+        ar1: The first array (flattened).
+        ar2: The values to leave out.
+        assume_unique: Accepted and ignored.
+        size: The static number of values, or None (then the inputs must be
+            concrete).
+        fill_value: The padding value with ``size``, or None for 0.
+
+    Returns:
+        A 1-d array in ``ar1``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.setdiff1d(rnp.array([5, 1, 3, 1]), rnp.array([3, 4]))
+        Array([1, 5], dtype=int32)
+        >>> rnp.setdiff1d(rnp.array([5, 1, 3, 1]), rnp.array([3, 4]), size=4)
+        Array([1, 5, 0, 0], dtype=int32)
+    """
     del assume_unique
     own_dtype = _aval(asarray(ar1), "setdiff1d").dtype
     ar1, ar2 = promote_dtypes("setdiff1d", asarray(ar1), asarray(ar2))
@@ -1116,9 +1585,27 @@ def setxor1d(
     size: int | None = None,
     fill_value: Any = None,
 ):
-    """The sorted distinct values in exactly one of the arrays. NaN equals
-    nothing, so each array holding NaN gives one NaN, last (JAX's result:
-    NaNs pad when ``fill_value`` is not given)."""
+    """The symmetric difference: the sorted distinct values in exactly one of the arrays.
+
+    NaN equals nothing, so each array holding NaN gives one NaN, last (JAX's
+    result: NaNs pad when ``fill_value`` is not given).
+
+    Args:
+        ar1: The first array (flattened).
+        ar2: The second array (flattened).
+        assume_unique: Accepted and ignored.
+        size: The static number of values, or None (then the inputs must be
+            concrete).
+        fill_value: The padding value with ``size``, or None for the smallest value found.
+
+    Returns:
+        A 1-d array in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.setxor1d(rnp.array([1, 2, 3]), rnp.array([2, 3, 4]))
+        Array([1, 4], dtype=int32)
+    """
     del assume_unique
     name = "setxor1d"
     ar1, ar2 = promote_dtypes(name, ravel(asarray(ar1)), ravel(asarray(ar2)))
