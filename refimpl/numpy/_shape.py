@@ -124,7 +124,29 @@ def _resolve_shape(
 def reshape(a: ArrayLike, shape: Any, order: str = "C", *, copy: Any = None) -> Array:
     """``a`` with a new shape of the same size (one dimension may be -1).
 
-    ``order="C"`` reads and writes row-major; ``"F"`` column-major.
+    ``order="C"`` reads and writes row-major; ``"F"`` column-major. As JAX
+    0.10.2's, ``rnp.reshape`` of a NumPy array or scalar calls its own
+    ``reshape`` method (a NumPy result).
+
+    Args:
+        a: The input array.
+        shape: The new shape (an int or a sequence of ints; one may be -1,
+            the size left over).
+        order: ``"C"`` or ``"F"`` (others are NotImplementedError).
+        copy: Accepted and ignored (keyword-only; arrays are immutable).
+
+    Returns:
+        An array of ``shape`` with ``a``'s elements and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.reshape(rnp.arange(6), (2, 3))
+        Array([[0, 1, 2],
+               [3, 4, 5]], dtype=int32)
+        >>> rnp.reshape(rnp.arange(6), (3, -1), order="F")
+        Array([[0, 3],
+               [1, 4],
+               [2, 5]], dtype=int32)
     """
     aval = aval_of(a, "reshape", 0)
     error = ValueError if isinstance(a, np.ndarray) else TypeError
@@ -158,7 +180,22 @@ def forwarding_to_numpy(reshape: Any) -> Any:
 
 
 def ravel(a: ArrayLike, order: str = "C") -> Array:
-    """``a`` flattened to one dimension."""
+    """``a`` flattened to one dimension: ``reshape(a, (-1,), order)``.
+
+    Args:
+        a: The input array.
+        order: ``"C"`` (row-major) or ``"F"`` (column-major) reading order.
+
+    Returns:
+        A 1-d array of ``a``'s size and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ravel(rnp.array([[1, 2], [3, 4]]))
+        Array([1, 2, 3, 4], dtype=int32)
+        >>> rnp.ravel(rnp.array([[1, 2], [3, 4]]), order="F")
+        Array([1, 3, 2, 4], dtype=int32)
+    """
     aval_of(a, "ravel", 0)
     return reshape(a, (-1,), order=order)
 
@@ -170,8 +207,27 @@ def _transpose(a: Any, permutation: tuple[int, ...]) -> Any:
 
 
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
-    """Permute the dimensions: result dim ``i`` is ``a``'s dim ``axes[i]``
-    (reversed order when ``axes`` is None)."""
+    """``a`` with its dimensions permuted: result dim ``i`` is ``a``'s dim ``axes[i]``.
+
+    The dimensions are reversed when ``axes`` is None (the matrix transpose
+    for 2-d ``a``); negative axes count from the end.
+
+    Args:
+        a: The input array.
+        axes: A permutation of ``a``'s axes, or None.
+
+    Returns:
+        An array of the permuted shape, in ``a``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.transpose(rnp.array([[1, 2, 3], [4, 5, 6]]))
+        Array([[1, 4],
+               [2, 5],
+               [3, 6]], dtype=int32)
+        >>> rnp.transpose(rnp.ones((2, 3, 4)), (1, 2, 0)).shape
+        (3, 4, 2)
+    """
     ndim = aval_of(a, "transpose", 0).ndim
     if axes is None:
         return _transpose(a, tuple(range(ndim))[::-1])
@@ -191,7 +247,21 @@ def _is_sequence(value: Any) -> bool:
 
 
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
-    """``a`` with dims ``axis1`` and ``axis2`` exchanged."""
+    """``a`` with dims ``axis1`` and ``axis2`` exchanged.
+
+    Args:
+        a: The input array.
+        axis1: The first axis.
+        axis2: The second axis.
+
+    Returns:
+        An array of ``a``'s dtype with the two sizes exchanged.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.swapaxes(rnp.ones((2, 3, 4)), 0, 2).shape
+        (4, 3, 2)
+    """
     ndim = aval_of(a, "swapaxes", 0).ndim
     first = normalize_axis("swapaxes", axis1, ndim)
     second = normalize_axis("swapaxes", axis2, ndim)
@@ -201,7 +271,23 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
 
 
 def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
-    """Move dims ``source`` to positions ``destination``; the others keep their order."""
+    """``a`` with dims ``source`` moved to positions ``destination``.
+
+    The other dimensions keep their order.
+
+    Args:
+        a: The input array.
+        source: The axis or axes to move.
+        destination: Their positions in the result (as many as ``source``).
+
+    Returns:
+        An array of ``a``'s dtype with the dimensions rearranged.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.moveaxis(rnp.ones((2, 3, 4)), 0, -1).shape
+        (3, 4, 2)
+    """
     ndim = aval_of(a, "moveaxis", 0).ndim
     src = normalize_axes("moveaxis", source, ndim)
     dst = normalize_axes("moveaxis", destination, ndim)
@@ -214,7 +300,24 @@ def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
 
 
 def squeeze(a: ArrayLike, axis: Any = None) -> Array:
-    """Remove size-1 dims: all of them, or those in ``axis`` (which must be size 1)."""
+    """``a`` without size-1 dims: all of them, or those in ``axis``.
+
+    A dimension named in ``axis`` that is not of size 1 is a ValueError.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to remove, or None for every size-1 axis.
+
+    Returns:
+        An array of ``a``'s elements and dtype, of fewer dimensions.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.squeeze(rnp.ones((1, 3, 1))).shape
+        (3,)
+        >>> rnp.squeeze(rnp.ones((1, 3, 1)), axis=0).shape
+        (3, 1)
+    """
     shape = aval_of(a, "squeeze", 0).shape
     if axis is None:
         axes = tuple(i for i, d in enumerate(shape) if d == 1)
@@ -230,7 +333,23 @@ def squeeze(a: ArrayLike, axis: Any = None) -> Array:
 
 
 def expand_dims(a: ArrayLike, axis: Any) -> Array:
-    """Insert size-1 dims at positions ``axis`` of the result."""
+    """``a`` with size-1 dims inserted at positions ``axis`` of the result.
+
+    Args:
+        a: The input array.
+        axis: The position or positions (in the result; negative counts from
+            its end).
+
+    Returns:
+        An array of ``a``'s elements and dtype, ``len(axis)`` dims more.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.expand_dims(rnp.array([1, 2]), 0)
+        Array([[1, 2]], dtype=int32)
+        >>> rnp.expand_dims(rnp.ones((2, 3)), (0, -1)).shape
+        (1, 2, 3, 1)
+    """
     ndim = aval_of(a, "expand_dims", 0).ndim
     axes = _items(axis)
     out_ndim = ndim + len(axes)
@@ -238,7 +357,24 @@ def expand_dims(a: ArrayLike, axis: Any) -> Array:
 
 
 def flip(m: ArrayLike, axis: Any = None) -> Array:
-    """Reverse the element order along ``axis`` (all axes when None)."""
+    """``m`` with the element order reversed along ``axis`` (all axes when None).
+
+    Args:
+        m: The input array.
+        axis: The axis or axes to reverse, or None.
+
+    Returns:
+        An array of ``m``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.flip(rnp.array([[1, 2], [3, 4]]))
+        Array([[4, 3],
+               [2, 1]], dtype=int32)
+        >>> rnp.flip(rnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([[2, 1],
+               [4, 3]], dtype=int32)
+    """
     ndim = aval_of(m, "flip", 0).ndim
     axes = tuple(range(ndim)) if axis is None else normalize_axes("flip", axis, ndim)
     return lax.rev(m, axes) if axes else as_array(m)
@@ -273,8 +409,28 @@ def _promote_list(fn_name: str, items: list[Any], dtype: Any) -> list[Any]:
 
 
 def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Array:
-    """Join arrays of one rank along ``axis`` (``None``: flatten them first).
-    Their dtypes are promoted together (or converted to ``dtype``)."""
+    """Joins arrays of one rank along an existing ``axis`` (``None``: flatten them first).
+
+    Their dtypes are promoted together (or converted to ``dtype``); the sizes
+    must agree except along ``axis``. Rank-0 arrays are a ValueError.
+
+    Args:
+        arrays: A sequence of arrays, or an array whose leading axis is
+            iterated over.
+        axis: The axis to join along, or None.
+        dtype: The result's dtype, or None for the promoted one.
+
+    Returns:
+        The joined array.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.concatenate([rnp.array([[1, 2]]), rnp.array([[3, 4]])])
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+        >>> rnp.concatenate([rnp.array([[1, 2]]), rnp.array([[3.5]])], axis=1)
+        Array([[1. , 2. , 3.5]], dtype=float32)
+    """
     items = _operand_list("concatenate", arrays)
     if axis is None:
         items = [ravel(x) for x in items]
@@ -296,8 +452,26 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Array:
 
 
 def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> Array:
-    """Join arrays of one shape along a new dimension ``axis`` (``out`` is not
-    supported, as in JAX)."""
+    """Joins arrays of one shape along a new dimension ``axis``.
+
+    Their dtypes are promoted together (or converted to ``dtype``).
+
+    Args:
+        arrays: A sequence of arrays of one shape, or an array whose leading
+            axis is iterated over.
+        axis: The position of the new axis in the result.
+        out: Must be None (NotImplementedError otherwise, as in JAX).
+        dtype: The result's dtype, or None for the promoted one.
+
+    Returns:
+        An array of one more dimension, of size ``len(arrays)`` at ``axis``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.stack([rnp.array([1, 2]), rnp.array([3, 4])], axis=1)
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("stack: the 'out' argument is not supported (as JAX)")
     items = _operand_list("stack", arrays)
@@ -313,9 +487,28 @@ def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> Ar
 
 
 def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
-    """Split ``ary`` along ``axis`` into equal sections (an int, which must divide
-    the size) or at the given indices (NumPy's slicing rules: negative indices
-    count from the end, out-of-range ones clip, decreasing ones give empty parts)."""
+    """Splits ``ary`` along ``axis`` into equal sections or at the given indices.
+
+    A number of sections must divide the size; indices follow NumPy's
+    slicing rules: negative indices count from the end, out-of-range ones
+    clip, decreasing ones give empty parts.
+
+    Args:
+        ary: The array to split.
+        indices_or_sections: A number of equal sections, or a sequence of
+            split points.
+        axis: The axis to split.
+
+    Returns:
+        A list of arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.split(rnp.arange(6), 3)
+        [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32), Array([4, 5], dtype=int32)]
+        >>> rnp.split(rnp.arange(6), [1, 4])
+        [Array([0], dtype=int32), Array([1, 2, 3], dtype=int32), Array([4, 5], dtype=int32)]
+    """
     aval = aval_of(ary, "split", 0)
     axis = normalize_axis("split", axis, aval.ndim)
     size = aval.shape[axis]
@@ -346,7 +539,25 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
 
 
 def tile(A: ArrayLike, reps: Any) -> Array:  # noqa: N803
-    """``A`` repeated ``reps[i]`` times along each dim (reps aligned to the right)."""
+    """``A`` repeated ``reps[i]`` times along each dim (``reps`` aligned to the right).
+
+    The shorter of ``A.shape`` and ``reps`` is padded with leading 1s.
+
+    Args:
+        A: The array to tile.
+        reps: The non-negative repetition counts (an int or a sequence).
+
+    Returns:
+        An array of ``A``'s dtype and shape ``reps[i] * A.shape[i]`` (aligned).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.tile(rnp.array([1, 2]), 2)
+        Array([1, 2, 1, 2], dtype=int32)
+        >>> rnp.tile(rnp.array([1, 2]), (2, 2))
+        Array([[1, 2, 1, 2],
+               [1, 2, 1, 2]], dtype=int32)
+    """
     aval = aval_of(A, "tile", 0)
     reps = _int_tuple("tile", "reps", reps)
     if any(r < 0 for r in reps):
@@ -371,6 +582,28 @@ def repeat(
     ``total_repeat_length`` it must be concrete (it fixes the result's shape);
     with it, it may be traced, and the result has exactly that length along
     ``axis``, as JAX's: cut short, or padded with the last element.
+
+    Args:
+        a: The input array.
+        repeats: The number of repetitions: one for all, or one per element
+            along ``axis``.
+        axis: The axis to repeat along, or None for the flattened ``a``.
+        total_repeat_length: The static length of the result along ``axis``,
+            or None (keyword-only).
+
+    Returns:
+        An array of ``a``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.repeat(rnp.array([1, 2, 3]), 2)
+        Array([1, 1, 2, 2, 3, 3], dtype=int32)
+        >>> rnp.repeat(rnp.array([[1, 2], [3, 4]]), rnp.array([1, 2]), axis=0)
+        Array([[1, 2],
+               [3, 4],
+               [3, 4]], dtype=int32)
+        >>> rnp.repeat(rnp.array([1, 2, 3]), rnp.array([2, 0, 1]), total_repeat_length=4)
+        Array([1, 1, 3, 3], dtype=int32)
     """
     aval = aval_of(a, "repeat", 0)
     aval_of(repeats, "repeat", 1)
@@ -469,8 +702,32 @@ def sort(
     stable: bool = True,
     descending: bool = False,
 ) -> Array:
-    """Sorted copy of ``a`` along ``axis`` (flattened when None). NaNs go last;
-    ``descending`` reverses the ascending result."""
+    """A sorted copy of ``a`` along ``axis`` (flattened when None).
+
+    NaNs go last; ``descending`` reverses the ascending result (so equal
+    elements come in reverse order, as JAX's).
+
+    Args:
+        a: The array to sort, of at least one dimension.
+        axis: The axis to sort along, or None.
+        kind: Must be None (a TypeError otherwise; use ``stable``).
+        order: Must be None (a TypeError otherwise).
+        stable: Whether to use a stable sort.
+        descending: Whether to sort in descending order.
+
+    Returns:
+        An array of ``a``'s shape (1-d when ``axis`` is None) and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.sort(rnp.array([2.0, rnp.nan, 1.0]))
+        Array([ 1.,  2., nan], dtype=float32)
+        >>> rnp.sort(rnp.array([[3, 1], [0, 2]]), axis=0)
+        Array([[0, 1],
+               [3, 2]], dtype=int32)
+        >>> rnp.sort(rnp.array([3, 1, 2]), descending=True)
+        Array([3, 2, 1], dtype=int32)
+    """
     aval = aval_of(a, "sort", 0)
     if kind is not None:
         raise TypeError("sort: 'kind' is not supported; use stable=True or stable=False")
