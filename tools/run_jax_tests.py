@@ -185,6 +185,10 @@ INTERNAL_NAMES: dict[str, str] = {
     "jax._src.lax.windowed_reductions._select_and_scatter_add": (
         "refimpl.lax._windowed:select_and_scatter_add"
     ),
+    # whether the persistent compilation cache is on (refimpl's is pjrt's)
+    "jax._src.compilation_cache.is_persistent_cache_enabled": (
+        "refimpl.backends.pjrt.compilation_cache:is_persistent_cache_enabled"
+    ),
 }
 
 # JAX's dtype tables the tests build their NumPy references' dtypes from

@@ -374,6 +374,7 @@ def test_program_key_covers_donation_platforms_and_target():
         key(aliases={0: 0}),
         key(platforms=("cpu", "tpu")),
         key(target="device=1"),
+        key(kept=(False,)),  # the inputs the executable takes (an unread one pruned)
     ]
     assert key() == keys[0]
     assert len(set(keys)) == len(keys)
@@ -495,3 +496,11 @@ def test_edited_refimpl_misses_the_program_level(cache, monkeypatch):
     _fresh_poly()(X)
     assert cc.stats() == _counts(hits=1)
     assert len(list(cache.glob("*.rkey"))) == 2
+
+
+def test_is_persistent_cache_enabled_follows_the_directory_as_jax(tmp_path, monkeypatch):
+    from jax._src import compilation_cache as jax_cc
+
+    assert cc.is_persistent_cache_enabled() is jax_cc.is_persistent_cache_enabled() is False
+    monkeypatch.setitem(ri.config._values, "compilation_cache_dir", str(tmp_path))
+    assert cc.is_persistent_cache_enabled() is True

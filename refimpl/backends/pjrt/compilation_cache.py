@@ -124,6 +124,12 @@ def cache_dir() -> Path | None:
     return None if not value else Path(value)
 
 
+def is_persistent_cache_enabled() -> bool:
+    """Whether compiled executables are kept on disk between processes (JAX's
+    name for the question): a cache directory is configured."""
+    return cache_dir() is not None
+
+
 def _refimpl_version() -> str:
     return _dist_version("refimpl")
 
