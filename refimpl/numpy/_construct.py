@@ -45,12 +45,33 @@ def _triangle_mask(n: int, m: int, k: int) -> Array:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
-    """``T[i, j] = 1`` where ``j <= i + k``, else 0.
+    """The lower-triangular matrix of ones: ``T[i, j] = 1`` where ``j <= i + k``, else 0.
 
     As JAX 0.10.2: the default dtype is float32 even under x64 (its "strange
     default"), and ``k`` becomes an array of the default int, so a Python int
     beyond int32 is an OverflowError without x64 and runs with it (``eye``
-    clips it instead)."""
+    clips it instead).
+
+    Args:
+        N: The number of rows.
+        M: The number of columns, or None for ``N``.
+        k: The diagonal at and below which the ones are (0 the main one,
+            positive above, negative below); may be traced.
+        dtype: The dtype, or None for float32.
+
+    Returns:
+        An array of shape ``(N, M)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.tri(3)
+        Array([[1., 0., 0.],
+               [1., 1., 0.],
+               [1., 1., 1.]], dtype=float32)
+        >>> rnp.tri(2, 3, k=1, dtype=int)
+        Array([[1, 1, 0],
+               [1, 1, 1]], dtype=int32)
+    """
     # (N, M) is read as a shape: JAX's TypeError and words for a traced or
     # non-integer one (canonical_shape's, less its prefix)
     try:
@@ -84,12 +105,52 @@ def _masked_triangle(name: str, m: ArrayLike, k: int, lower: bool) -> Array:
 
 
 def tril(m: ArrayLike, k: int = 0) -> Array:
-    """``m`` with the elements above diagonal ``k`` zeroed (over the last two axes)."""
+    """The lower triangle of ``m``: the elements above diagonal ``k`` zeroed.
+
+    The triangle is taken over the last two axes; leading axes are a batch.
+
+    Args:
+        m: An array of at least two dimensions.
+        k: The diagonal above which to zero (0 the main one, positive above,
+            negative below; a static int).
+
+    Returns:
+        An array of ``m``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.tril(rnp.arange(1, 10).reshape(3, 3))
+        Array([[1, 0, 0],
+               [4, 5, 0],
+               [7, 8, 9]], dtype=int32)
+        >>> rnp.tril(rnp.arange(1, 10).reshape(3, 3), k=-1)
+        Array([[0, 0, 0],
+               [4, 0, 0],
+               [7, 8, 0]], dtype=int32)
+    """
     return _masked_triangle("tril", m, k, lower=True)
 
 
 def triu(m: ArrayLike, k: int = 0) -> Array:
-    """``m`` with the elements below diagonal ``k`` zeroed (over the last two axes)."""
+    """The upper triangle of ``m``: the elements below diagonal ``k`` zeroed.
+
+    The triangle is taken over the last two axes; leading axes are a batch.
+
+    Args:
+        m: An array of at least two dimensions.
+        k: The diagonal below which to zero (0 the main one, positive above,
+            negative below; a static int).
+
+    Returns:
+        An array of ``m``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.triu(rnp.arange(1, 10).reshape(3, 3), k=1)
+        Array([[0, 2, 3],
+               [0, 0, 6],
+               [0, 0, 0]], dtype=int32)
+    """
     return _masked_triangle("triu", m, k, lower=False)
 
 
@@ -98,7 +159,25 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     new last axis (the other axes first, in order).
 
     A gather of the flattened plane at ``i * (cols + 1) + offset`` (rows
-    ``max(0, -offset) ...``)."""
+    ``max(0, -offset) ...``).
+
+    Args:
+        a: An array of at least two dimensions.
+        offset: Which diagonal: 0 the main one, positive above, negative
+            below (a static int).
+        axis1: The row axis of the plane.
+        axis2: The column axis of the plane (a different one).
+
+    Returns:
+        An array of ``a``'s dtype: the other axes, then the diagonal's length.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.diagonal(rnp.arange(1, 10).reshape(3, 3))
+        Array([1, 5, 9], dtype=int32)
+        >>> rnp.diagonal(rnp.arange(1, 10).reshape(3, 3), offset=1)
+        Array([2, 6], dtype=int32)
+    """
     aval = aval_of(a, "diagonal", 0)
     if aval.ndim < 2:
         raise ValueError(f"diagonal: input must be at least 2-d, got shape {aval.shape}")
@@ -134,8 +213,28 @@ def strided_positions(length: int, stride: int, start: int) -> Any:
 
 
 def diag(v: ArrayLike, k: int = 0) -> Array:
-    """For a vector: the square matrix with ``v`` on diagonal ``k``. For a
-    matrix: its diagonal ``k``."""
+    """A diagonal matrix from a vector, or the diagonal of a matrix.
+
+    For a vector: the square matrix with ``v`` on diagonal ``k`` (zeros
+    elsewhere). For a matrix: its diagonal ``k`` (:func:`diagonal`).
+
+    Args:
+        v: A 1-d or 2-d array.
+        k: The diagonal: 0 the main one, positive above, negative below.
+
+    Returns:
+        For 1-d ``v``, an ``(n + |k|, n + |k|)`` matrix; for 2-d ``v``, a 1-d
+        array; in ``v``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.diag(rnp.array([1, 2]), k=1)
+        Array([[0, 1, 0],
+               [0, 0, 2],
+               [0, 0, 0]], dtype=int32)
+        >>> rnp.diag(rnp.arange(1, 10).reshape(3, 3))
+        Array([1, 5, 9], dtype=int32)
+    """
     aval = aval_of(v, "diag", 0)
     k = _concrete_int("diag", "k", k, allow_negative=True)
     if aval.ndim == 2:
@@ -157,30 +256,104 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
 
 
 def diagflat(v: ArrayLike, k: int = 0) -> Array:
-    """``diag(ravel(v), k)``."""
+    """The diagonal matrix with the flattened ``v`` on diagonal ``k``: ``diag(ravel(v), k)``.
+
+    Args:
+        v: The input array (flattened).
+        k: The diagonal: 0 the main one, positive above, negative below.
+
+    Returns:
+        A square 2-d array of ``v``'s dtype, of side ``v.size + |k|``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.diagflat(rnp.array([[1, 2], [3, 4]]))
+        Array([[1, 0, 0, 0],
+               [0, 2, 0, 0],
+               [0, 0, 3, 0],
+               [0, 0, 0, 4]], dtype=int32)
+    """
     v = checked_array("diagflat", v)
     return diag(reshape(v, (-1,)), k)
 
 
 def identity(n: int, dtype: Any = None) -> Array:
-    """The ``n x n`` identity matrix."""
+    """The ``n x n`` identity matrix: ones on the diagonal, zeros elsewhere.
+
+    Args:
+        n: The number of rows and columns.
+        dtype: The dtype, or None for the default float.
+
+    Returns:
+        An array of shape ``(n, n)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.identity(2)
+        Array([[1., 0.],
+               [0., 1.]], dtype=float32)
+    """
     return eye(n, dtype=None if dtype is None else canonical_dtype("identity", dtype))
 
 
 def empty(shape: Any, dtype: Any = None) -> Array:
-    """Zeros (XLA has no uninitialized memory; JAX returns zeros too)."""
+    """A new array of ``shape``: zeros (XLA has no uninitialized memory; JAX returns zeros too).
+
+    NumPy's ``empty`` leaves the values uninitialized; refimpl's, as JAX's,
+    are zeros.
+
+    Args:
+        shape: The shape (an int or a sequence of ints).
+        dtype: The dtype, or None for the default float.
+
+    Returns:
+        An array of zeros of ``shape``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.empty((2, 2))
+        Array([[0., 0.],
+               [0., 0.]], dtype=float32)
+    """
     check_forgot_shape_tuple("empty", shape, dtype)
     return zeros(shape, None if dtype is None else canonical_dtype("empty", dtype))
 
 
 def empty_like(prototype: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
-    """Zeros like ``prototype``."""
+    """A new array like ``prototype``: zeros, as :func:`empty`'s.
+
+    Args:
+        prototype: The array whose shape and dtype to take.
+        dtype: The dtype, or None for ``prototype``'s.
+        shape: The shape, or None for ``prototype``'s.
+
+    Returns:
+        An array of zeros.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.empty_like(rnp.array([1, 2, 3]))
+        Array([0, 0, 0], dtype=int32)
+    """
     prototype = checked_array("empty_like", prototype)
     return full_like(prototype, 0, dtype=dtype, shape=shape)
 
 
 def copy(a: ArrayLike, order: Any = None) -> Array:
-    """A new array with ``a``'s values (a new buffer for a concrete array)."""
+    """A copy of ``a``: a new array with ``a``'s values (a new buffer for a concrete array).
+
+    Args:
+        a: The array (or anything :func:`asarray` takes) to copy.
+        order: Accepted and ignored.
+
+    Returns:
+        An array of ``a``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.copy(rnp.array([1, 2]))
+        Array([1, 2], dtype=int32)
+    """
     a = checked_array("copy", a)
     del order
     result = asarray(a)
@@ -191,7 +364,29 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: 
     """Coordinate matrices from 1-D coordinate vectors; ``indexing="xy"`` swaps
     the first two output axes (Cartesian), ``"ij"`` does not (matrix). The
     outputs are always new arrays: ``copy=False`` (NumPy's views) is JAX's
-    ValueError."""
+    ValueError.
+
+    Args:
+        *xi: 1-d coordinate vectors.
+        copy: Must be True (keyword-only).
+        sparse: Whether to return the vectors reshaped to broadcast against
+            each other instead of the full grids (keyword-only).
+        indexing: ``"xy"`` or ``"ij"`` (keyword-only).
+
+    Returns:
+        A list of ``len(xi)`` arrays (a tuple in NumPy), each of the grid's
+        shape (size 1 in the other axes with ``sparse``).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.meshgrid(rnp.array([1, 2, 3]), rnp.array([10, 20]))
+        [Array([[1, 2, 3],
+               [1, 2, 3]], dtype=int32), Array([[10, 10, 10],
+               [20, 20, 20]], dtype=int32)]
+        >>> rnp.meshgrid(rnp.array([1, 2, 3]), rnp.array([10, 20]), sparse=True)
+        [Array([[1, 2, 3]], dtype=int32), Array([[10],
+               [20]], dtype=int32)]
+    """
     if not copy:
         raise ValueError("meshgrid: only copy=True is supported (as jax.numpy.meshgrid)")
     if indexing not in ("xy", "ij"):
@@ -220,7 +415,27 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: 
 
 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
-    """``grid[k][i0, i1, ...] = ik`` for the given dimensions (stacked unless sparse)."""
+    """The index grids of an array of shape ``dimensions``: ``grid[k][i0, i1, ...] = ik``.
+
+    Args:
+        dimensions: The shape of the grid.
+        dtype: The integer dtype, or None for the default int.
+        sparse: Whether to return one array per dimension, of size 1 in the
+            others, instead of the stacked full grids.
+
+    Returns:
+        An array of shape ``(len(dimensions), *dimensions)``, or with
+        ``sparse`` a tuple of ``len(dimensions)`` arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.indices((2, 3))
+        Array([[[0, 0, 0],
+                [1, 1, 1]],
+        <BLANKLINE>
+               [[0, 1, 2],
+                [0, 1, 2]]], dtype=int32)
+    """
     dims = canonical_shape("indices", dimensions)
     dtype = (
         dtypes.canonicalize_dtype(np.int64) if dtype is None else canonical_dtype("indices", dtype)
@@ -249,8 +464,29 @@ def logspace(
     dtype: Any = None,
     axis: int = 0,
 ) -> Array:
-    """``base ** linspace(start, stop, num)`` (computed in the inexact dtype, then
-    converted to ``dtype``)."""
+    """Numbers spaced evenly on a log scale: ``base ** linspace(start, stop, num)``.
+
+    Computed in the inexact dtype, then converted to ``dtype``.
+
+    Args:
+        start: The exponent of the first value.
+        stop: The exponent of the last value (included with ``endpoint``).
+        num: The number of values (a static int).
+        endpoint: Whether ``stop`` is the last exponent.
+        base: The base of the powers (an array broadcasts along ``axis``).
+        dtype: The dtype of the result, or None for the inexact one.
+        axis: The axis of the values in the result, for array bounds.
+
+    Returns:
+        A 1-d array of ``num`` values (more dims for array bounds).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.logspace(0, 2, 3)
+        Array([  1.,  10., 100.], dtype=float32)
+        >>> rnp.logspace(0, 3, 4, base=2.0)
+        Array([1., 2., 4., 8.], dtype=float32)
+    """
     computation = None
     if dtype is not None:
         target = canonical_dtype("logspace", dtype)
@@ -282,7 +518,24 @@ def geomspace(
     ``s * logspace(log10(start / s), log10(stop / s))`` with ``s = sign(start)``,
     built along axis 0 and then moved to ``axis``. ``start`` and ``stop``
     broadcast against each other; a complex sequence follows NumPy 2's path
-    (``start / s`` is real, the phase comes from ``stop / s``)."""
+    (``start / s`` is real, the phase comes from ``stop / s``).
+
+    Args:
+        start: The first value (nonzero).
+        stop: The last value (included with ``endpoint``).
+        num: The number of values (a static int).
+        endpoint: Whether ``stop`` is the last value.
+        dtype: The dtype of the result, or None for the inexact one.
+        axis: The axis of the values in the result, for array bounds.
+
+    Returns:
+        An array of ``num`` values along ``axis``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.geomspace(1, 1000, 4)
+        Array([   1.,   10.,  100., 1000.], dtype=float32)
+    """
 
     start, stop = promote_dtypes_inexact("geomspace", start, stop)
     target = (
@@ -311,8 +564,28 @@ def _same(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float, **kwargs: Any):
-    """``function(*indices(shape, dtype))``: the function is called once, on
-    coordinate arrays (as ``jnp.fromfunction`` does)."""
+    """An array made by calling ``function`` on the coordinate grids of ``shape``.
+
+    ``function(*indices(shape, dtype))``: the function is called once, on
+    coordinate arrays (as ``jnp.fromfunction`` does), so it must work
+    elementwise on arrays.
+
+    Args:
+        function: Called with one coordinate array per dimension (and
+            ``kwargs``).
+        shape: The shape of the coordinate grids.
+        dtype: The dtype of the coordinates (keyword-only).
+        **kwargs: Passed on to ``function``.
+
+    Returns:
+        What ``function`` returns.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fromfunction(lambda i, j: i + 10 * j, (2, 3))
+        Array([[ 0., 10., 20.],
+               [ 1., 11., 21.]], dtype=float32)
+    """
     shape = canonical_shape("fromfunction", shape)
     dtype = canonical_dtype("fromfunction", dtype)
     grids = [lax.broadcasted_iota(dtype, shape, k) for k in range(len(shape))]
@@ -323,7 +596,23 @@ def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Arra
     """``x[:, None] ** p`` for the powers ``p = N - 1, ..., 0`` (``0, ..., N - 1``
     with ``increasing``), as JAX 0.10.2: ``p`` is an array of x's own dtype
     (an iota), so the result is strong, a bool ``x`` is iota's TypeError, and
-    the derivative at 0 is ``p * 0 ** (p - 1)``: nan in the ``p = 0`` column."""
+    the derivative at 0 is ``p * 0 ** (p - 1)``: nan in the ``p = 0`` column.
+
+    Args:
+        x: A 1-d array.
+        N: The number of columns, or None for ``len(x)``.
+        increasing: Whether the powers increase from left to right.
+
+    Returns:
+        An array of shape ``(len(x), N)``, in ``x``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.vander(rnp.array([1, 2, 3]))
+        Array([[1, 1, 1],
+               [4, 2, 1],
+               [9, 3, 1]], dtype=int32)
+    """
     aval = aval_of(x, "vander", 0)
     if aval.ndim != 1:
         raise ValueError(f"vander: x must be 1-d, got shape {aval.shape}")
