@@ -293,9 +293,27 @@ def _stack(items: list[Any]) -> Array:
 def asarray(a: ArrayLike, dtype: DTypeLike = None, order: str | None = None, *, copy=None) -> Array:
     """``a`` as a refimpl array (no copy of a refimpl array when nothing changes).
 
-    Accepts refimpl arrays, tracers, NumPy arrays and scalars, Python scalars and
-    nested lists/tuples of those. Python scalars stay weakly typed unless a
-    ``dtype`` is given.
+    Accepts refimpl arrays, tracers, NumPy arrays and scalars, Python scalars and nested
+    lists/tuples of those. Python scalars stay weakly typed unless a ``dtype`` is given.
+    ``rnp.asarray`` also takes JAX's keyword-only ``device=`` (where to put the result) and
+    ``out_sharding=`` (checked: the result is whole on one device).
+
+    Args:
+        a: The data.
+        dtype: The dtype to convert to, or None to keep (or infer) it.
+        order: None, ``"C"``, ``"K"`` or ``"A"`` (all row-major); others are
+            NotImplementedError.
+        copy: Accepted and ignored (keyword-only; arrays are immutable).
+
+    Returns:
+        A refimpl array (a tracer under a trace).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.asarray([1, 2, 3])
+        Array([1, 2, 3], dtype=int32)
+        >>> rnp.asarray(2.5)
+        Array(2.5, dtype=float32, weak_type=True)
     """
     if order not in (None, "C", "K", "A"):
         raise NotImplementedError(f"asarray: order={order!r} is not supported")
@@ -331,9 +349,32 @@ def array(
     order: str | None = "K",
     ndmin: int = 0,
 ) -> Array:
-    """Like :func:`asarray`, but a refimpl array or tracer is copied (a new
-    buffer; the ``copy`` primitive) unless ``copy=False``, and ``ndmin``
-    leading 1s are added as needed."""
+    """A new array from ``object``: :func:`asarray`, but copying and with ``ndmin``.
+
+    Like :func:`asarray`, but a refimpl array or tracer is copied (a new buffer; the ``copy``
+    primitive) unless ``copy=False``, and ``ndmin`` leading 1s are added as needed. A NumPy
+    masked array gives its data (the mask dropped). ``rnp.array`` also takes JAX's keyword-only
+    ``device=`` (where to put the result) and ``out_sharding=`` (checked: the result is whole on
+    one device).
+
+    Args:
+        object: The data (arrays, scalars, nested lists/tuples of them).
+        dtype: The dtype to convert to, or None to keep (or infer) it.
+        copy: Whether to copy a refimpl array or tracer.
+        order: The memory order (only row-major orders are supported).
+        ndmin: The least number of dimensions of the result.
+
+    Returns:
+        A refimpl array (a tracer under a trace).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.array([[1, 2], [3, 4]])
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+        >>> rnp.array([1.0, 2], ndmin=2)
+        Array([[1., 2.]], dtype=float32)
+    """
     if isinstance(object, np.ma.MaskedArray):
         # as np.array and JAX's eager jnp.array: the data, the mask dropped
         # (asarray and every other function refuse a masked array, as JAX's)
@@ -353,9 +394,26 @@ def array(
 
 
 def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = False) -> Array:
-    """``x`` converted to ``dtype`` (strongly typed), with XLA's conversion rules:
-    float -> int truncates toward zero and saturates, NaN -> 0; anything -> bool
-    is ``!= 0``; complex -> real keeps the real part."""
+    """``x`` converted to ``dtype`` (strongly typed).
+
+    XLA's conversion rules apply: float -> int truncates toward zero and saturates, NaN -> 0
+    (NumPy leaves those undefined); anything -> bool is ``!= 0``; complex -> real keeps the real
+    part, with JAX 0.10.2's DeprecationWarning. ``rnp.astype`` also takes JAX's keyword-only
+    ``device=`` (where to put the result).
+
+    Args:
+        x: The array to convert.
+        dtype: The target dtype.
+        copy: Whether an array already of ``dtype`` is copied (keyword-only).
+
+    Returns:
+        An array of ``x``'s shape, in ``dtype``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.astype(rnp.array([1.7, -1.7, 3.0]), rnp.int32)
+        Array([ 1, -1,  3], dtype=int32)
+    """
     aval = aval_of(x, "astype", 0)
     target = canonical_dtype("astype", dtype)
     if dtypes.is_complex(aval.dtype) and not (dtypes.is_complex(target) or dtypes.is_bool(target)):
@@ -398,7 +456,25 @@ def _filled(
 # numpy.broadcast_to (exported by _shape): here because _filled needs it and
 # _shape imports this module
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
-    """``array`` broadcast to ``shape`` by NumPy's rules (no rank reduction)."""
+    """``array`` broadcast to ``shape`` by NumPy's rules (no rank reduction).
+
+    Sizes of 1 stretch and leading dimensions are added; anything else is a
+    ValueError. ``rnp.broadcast_to`` also takes JAX's keyword-only
+    ``out_sharding=`` (checked: the result is whole on one device).
+
+    Args:
+        array: The array to broadcast.
+        shape: The target shape.
+
+    Returns:
+        An array of ``shape`` and ``array``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.broadcast_to(rnp.array([1, 2]), (2, 2))
+        Array([[1, 2],
+               [1, 2]], dtype=int32)
+    """
     aval = aval_of(array, "broadcast_to", 0)
     shape = canonical_shape("broadcast_to", shape)
     lead = len(shape) - aval.ndim
@@ -418,9 +494,31 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
 
 
 def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
-    """An array of ``shape`` filled with ``fill_value`` (which may be an array that
-    broadcasts to ``shape``). Without ``dtype`` the result has ``fill_value``'s
-    type, weak for Python scalars: ``full(3, 2.0)`` is a weak float32."""
+    """An array of ``shape`` filled with ``fill_value``.
+
+    ``fill_value`` may be an array that
+    broadcasts to ``shape``. Without ``dtype`` the result has ``fill_value``'s
+    type, weak for Python scalars: ``full(3, 2.0)`` is a weak float32.
+    ``rnp.full`` also takes JAX's keyword-only ``device=`` (where to put the result)
+    and ``out_sharding=`` (checked: the result is whole on one device).
+
+    Args:
+        shape: The shape (an int or a sequence of ints).
+        fill_value: The value (a scalar or an array broadcasting to ``shape``).
+        dtype: The dtype, or None for ``fill_value``'s.
+
+    Returns:
+        An array of ``shape``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.full((2, 2), 7)
+        Array([[7, 7],
+               [7, 7]], dtype=int32, weak_type=True)
+        >>> rnp.full((2, 3), rnp.array([1, 2, 3]))
+        Array([[1, 2, 3],
+               [1, 2, 3]], dtype=int32)
+    """
     shape = canonical_shape("full", shape)
     if dtype is None and type(fill_value) is int:
         fill_value = _weak_int_fill(fill_value)
@@ -462,7 +560,27 @@ def check_forgot_shape_tuple(fn_name: str, shape: Any, dtype: Any) -> None:
 
 
 def zeros(shape: Shape, dtype: DTypeLike = None) -> Array:
-    """An array of zeros (default dtype: the default float)."""
+    """An array of ``shape`` filled with zeros.
+
+    A float0 ``dtype`` (the tangent type of integers) gives a NumPy array, as JAX's.
+    ``rnp.zeros`` also takes JAX's keyword-only ``device=`` (where to put the result) and
+    ``out_sharding=`` (checked: the result is whole on one device).
+
+    Args:
+        shape: The shape (an int or a sequence of ints).
+        dtype: The dtype, or None for the default float.
+
+    Returns:
+        An array of ``shape``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.zeros((2, 3))
+        Array([[0., 0., 0.],
+               [0., 0., 0.]], dtype=float32)
+        >>> rnp.zeros(2, dtype=int)
+        Array([0, 0], dtype=int32)
+    """
     check_forgot_shape_tuple("zeros", shape, dtype)
     if (float0 := _float0_filled(shape, dtype)) is not None:
         return float0
@@ -471,7 +589,27 @@ def zeros(shape: Shape, dtype: DTypeLike = None) -> Array:
 
 
 def ones(shape: Shape, dtype: DTypeLike = None) -> Array:
-    """An array of ones (default dtype: the default float)."""
+    """An array of ``shape`` filled with ones.
+
+    A float0 ``dtype`` gives a NumPy array, as JAX's.
+    ``rnp.ones`` also takes JAX's keyword-only ``device=`` (where to put the result)
+    and ``out_sharding=`` (checked: the result is whole on one device).
+
+    Args:
+        shape: The shape (an int or a sequence of ints).
+        dtype: The dtype, or None for the default float.
+
+    Returns:
+        An array of ``shape``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ones((2, 2))
+        Array([[1., 1.],
+               [1., 1.]], dtype=float32)
+        >>> rnp.ones(3, dtype=rnp.int8)
+        Array([1, 1, 1], dtype=int8)
+    """
     check_forgot_shape_tuple("ones", shape, dtype)
     if (float0 := _float0_filled(shape, dtype)) is not None:
         return float0
@@ -482,8 +620,28 @@ def ones(shape: Shape, dtype: DTypeLike = None) -> Array:
 def full_like(
     a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike = None, shape: Shape = None
 ) -> Array:
-    """An array like ``a`` (its shape and dtype unless given) filled with
-    ``fill_value``. Without ``dtype`` the result keeps ``a``'s weak type."""
+    """An array like ``a`` (its shape and dtype unless given) filled with ``fill_value``.
+
+    Without ``dtype`` the result keeps ``a``'s weak type. ``rnp.full_like`` also takes JAX's
+    keyword-only ``device=`` (where to put the result) (by default where a committed ``a`` is)
+    and ``out_sharding=`` (checked: the result is whole on one device).
+
+    Args:
+        a: The array whose shape and dtype to take.
+        fill_value: The value (a scalar or an array broadcasting to the shape).
+        dtype: The dtype, or None for ``a``'s (its weak type too).
+        shape: The shape, or None for ``a``'s.
+
+    Returns:
+        An array of the shape and dtype described.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.full_like(rnp.array([1, 2, 3]), 7)
+        Array([7, 7, 7], dtype=int32)
+        >>> rnp.full_like(rnp.array([1, 2, 3]), 0.5, dtype=float)
+        Array([0.5, 0.5, 0.5], dtype=float32)
+    """
     aval = aval_of(a, "full_like", 0)
     shape = aval.shape if shape is None else canonical_shape("full_like", shape)
     if dtype is not None:
@@ -492,14 +650,51 @@ def full_like(
 
 
 def zeros_like(a: ArrayLike, dtype: DTypeLike = None, shape: Shape = None) -> Array:
-    """Zeros of ``a``'s shape and dtype (and weak type) unless given."""
+    """An array of zeros of ``a``'s shape and dtype (and weak type) unless given.
+
+    ``rnp.zeros_like`` also takes JAX's keyword-only ``device=`` (where to put the result) (by
+    default where a committed ``a`` is) and ``out_sharding=`` (checked: the result is whole on
+    one device).
+
+    Args:
+        a: The array whose shape and dtype to take.
+        dtype: The dtype, or None for ``a``'s (its weak type too).
+        shape: The shape, or None for ``a``'s.
+
+    Returns:
+        An array of the shape and dtype described.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.zeros_like(rnp.array([[1, 2], [3, 4]]))
+        Array([[0, 0],
+               [0, 0]], dtype=int32)
+    """
     aval_of(a, "zeros_like", 0)
     dtype = None if dtype is None else canonical_dtype("zeros_like", dtype)
     return full_like(a, 0, dtype=dtype, shape=shape)
 
 
 def ones_like(a: ArrayLike, dtype: DTypeLike = None, shape: Shape = None) -> Array:
-    """Ones of ``a``'s shape and dtype (and weak type) unless given."""
+    """An array of ones of ``a``'s shape and dtype (and weak type) unless given.
+
+    ``rnp.ones_like`` also takes JAX's keyword-only ``device=`` (where to put the result) (by
+    default where a committed ``a`` is) and ``out_sharding=`` (checked: the result is whole on
+    one device).
+
+    Args:
+        a: The array whose shape and dtype to take.
+        dtype: The dtype, or None for ``a``'s (its weak type too).
+        shape: The shape, or None for ``a``'s.
+
+    Returns:
+        An array of the shape and dtype described.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ones_like(rnp.array([1.5, 2.5]))
+        Array([1., 1.], dtype=float32)
+    """
     aval_of(a, "ones_like", 0)
     dtype = None if dtype is None else canonical_dtype("ones_like", dtype)
     return full_like(a, 1, dtype=dtype, shape=shape)
@@ -535,10 +730,30 @@ def arange(
 ) -> Array:
     """``[start, start + step, ...)`` below ``stop`` (above it for a negative step).
 
-    The dtype joins the arguments' types (``arange(5)`` is int32, ``arange(5.0)``
-    float32); the values are ``start + step * iota`` computed in that dtype
-    (float32 for float16/bfloat16), as in JAX, so float results may differ from
-    NumPy's in the last place.
+    The dtype joins the arguments' types (``arange(5)`` is int32, ``arange(5.0)`` float32); the
+    values are ``start + step * iota`` computed in that dtype (float32 for float16/bfloat16), as
+    in JAX, so float results may differ from NumPy's in the last place. The arguments must be
+    concrete (they fix the length). ``rnp.arange`` also takes JAX's keyword-only ``device=``
+    (where to put the result) and ``out_sharding=`` (checked: the result is whole on one
+    device).
+
+    Args:
+        start: The first value, or with ``stop`` and ``step`` None the end
+            (then the values start at 0).
+        stop: The end (excluded), or None.
+        step: The spacing (not 0), or None for 1.
+        dtype: The dtype, or None for the arguments' joined type.
+
+    Returns:
+        A 1-d array of ``ceil((stop - start) / step)`` values (none if that is
+        not positive).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.arange(5)
+        Array([0, 1, 2, 3, 4], dtype=int32)
+        >>> rnp.arange(1, 2, 0.25)
+        Array([1.  , 1.25, 1.5 , 1.75], dtype=float32)
     """
     start_name = "stop" if stop is None and step is None else "start"
     if start is None:
@@ -599,7 +814,30 @@ def linspace(
     """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive with
     ``endpoint``), as ``start * (1 - t) + stop * t`` for ``t = i / div`` -- JAX's
     formula, which hits both ends exactly. ``start``/``stop`` may be arrays
-    (the new axis is ``axis``). Integer dtypes take the floor."""
+    (the new axis is ``axis``). Integer dtypes take the floor.
+    ``rnp.linspace`` also takes JAX's keyword-only ``device=`` (where to put the result).
+
+    Args:
+        start: The first value (a scalar or an array).
+        stop: The last value (included with ``endpoint``), broadcast against
+            ``start``.
+        num: The number of values (a static non-negative int).
+        endpoint: Whether ``stop`` is the last value.
+        retstep: Whether to also return the spacing.
+        dtype: The dtype, or None for the bounds' inexact dtype.
+        axis: The position of the new axis, for array bounds.
+
+    Returns:
+        The values (``num`` of them along ``axis``), or with ``retstep`` the
+        pair ``(values, step)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.linspace(0, 1, 5)
+        Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+        >>> rnp.linspace(0, 10, 3, retstep=True)
+        (Array([ 0.,  5., 10.], dtype=float32), Array(5., dtype=float32))
+    """
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
@@ -668,7 +906,30 @@ def _broadcast(x: Array, from_shape: Any, shape: Any) -> Array:
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Array:
-    """The ``N x M`` matrix with ones on diagonal ``k`` (above the main one if k > 0)."""
+    """The ``N x M`` matrix with ones on diagonal ``k``, zeros elsewhere.
+
+    ``k > 0`` is above the main diagonal, ``k < 0`` below; a traced ``k``
+    works (as JAX's), and a concrete one outside the matrix gives zeros.
+    ``rnp.eye`` also takes JAX's keyword-only ``device=`` (where to put the result).
+
+    Args:
+        N: The number of rows.
+        M: The number of columns, or None for ``N``.
+        k: The diagonal of the ones.
+        dtype: The dtype, or None for the default float.
+
+    Returns:
+        An array of shape ``(N, M)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.eye(2)
+        Array([[1., 0.],
+               [0., 1.]], dtype=float32)
+        >>> rnp.eye(2, 3, k=1, dtype=int)
+        Array([[0, 1, 0],
+               [0, 0, 1]], dtype=int32)
+    """
     n = _concrete_int("eye", "N", N)
     m = n if M is None else _concrete_int("eye", "M", M)
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("eye", dtype)
