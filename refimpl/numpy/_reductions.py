@@ -245,8 +245,36 @@ def sum(  # noqa: A001
     where: ArrayLike = None,
     promote_integers: bool = True,
 ) -> Array:
-    """Sum over ``axis``; bool and narrow integers sum in the default int
-    (integers keep their dtype with ``promote_integers=False``)."""
+    """The sum of the elements of ``a`` over ``axis``.
+
+    Bool and narrow integers sum in the default int (integers keep their
+    dtype with ``promote_integers=False``); float16 and bfloat16 sum in
+    float32, rounded back once. ``dtype=bool`` is :func:`any`. The result is
+    strongly typed.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The dtype to sum and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        initial: A scalar added to the sum, or None.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+        promote_integers: Whether narrow integers sum in the default int.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.sum(rnp.array([[1, 2], [3, 4]]))
+        Array(10, dtype=int32)
+        >>> rnp.sum(rnp.array([[1, 2], [3, 4]]), axis=0)
+        Array([4, 6], dtype=int32)
+        >>> rnp.sum(rnp.array([1.0, 2.0, 3.0]), where=rnp.array([True, False, True]))
+        Array(4., dtype=float32)
+    """
     _no_out("sum", out)
     return _sum(a, axis, dtype, keepdims, initial, where, promote_integers)
 
@@ -261,8 +289,33 @@ def prod(
     where: ArrayLike = None,
     promote_integers: bool = True,
 ) -> Array:
-    """Product over ``axis``; bool and narrow integers multiply in the default int
-    (integers keep their dtype with ``promote_integers=False``)."""
+    """The product of the elements of ``a`` over ``axis``.
+
+    Bool and narrow integers multiply in the default int (integers keep their
+    dtype with ``promote_integers=False``); float16 and bfloat16 in float32.
+    ``dtype=bool`` is :func:`all`. The result is strongly typed.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The dtype to multiply and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        initial: A scalar multiplied into the product, or None.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+        promote_integers: Whether narrow integers multiply in the default int.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.prod(rnp.array([[1, 2], [3, 4]]), axis=1)
+        Array([ 2, 12], dtype=int32)
+        >>> rnp.prod(rnp.array([2, 3]), initial=10)
+        Array(60, dtype=int32)
+    """
     _no_out("prod", out)
     return _prod(a, axis, dtype, keepdims, initial, where, promote_integers)
 
@@ -275,7 +328,34 @@ def max(  # noqa: A001
     initial: ArrayLike = None,
     where: ArrayLike = None,
 ) -> Array:
-    """Maximum over ``axis`` (NaN propagates); the dtype is kept."""
+    """The largest element of ``a`` over ``axis`` (NaN propagates).
+
+    The dtype is kept (bool reduces as :func:`any`). Reducing an empty axis
+    without ``initial`` is a ValueError.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        initial: A scalar included in the reduction, or None; needed for an
+            empty reduction and with ``where``.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in ``a``'s dtype
+        (strongly typed).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.max(rnp.array([[1, 5], [7, 2]]))
+        Array(7, dtype=int32)
+        >>> rnp.max(rnp.array([[1, 5], [7, 2]]), axis=1)
+        Array([5, 7], dtype=int32)
+        >>> rnp.max(rnp.array([1.0, rnp.nan, 3.0]))
+        Array(nan, dtype=float32)
+    """
     _no_out("max", out)
     return _max(a, axis, None, keepdims, initial, where)
 
@@ -288,7 +368,32 @@ def min(  # noqa: A001
     initial: ArrayLike = None,
     where: ArrayLike = None,
 ) -> Array:
-    """Minimum over ``axis`` (NaN propagates); the dtype is kept."""
+    """The smallest element of ``a`` over ``axis`` (NaN propagates).
+
+    The dtype is kept (bool reduces as :func:`all`). Reducing an empty axis
+    without ``initial`` is a ValueError.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        initial: A scalar included in the reduction, or None; needed for an
+            empty reduction and with ``where``.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all.
+
+    Returns:
+        An array of ``a``'s shape without the reduced axes, in ``a``'s dtype
+        (strongly typed).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.min(rnp.array([[1, 5], [7, 2]]), axis=0)
+        Array([1, 2], dtype=int32)
+        >>> rnp.min(rnp.array([3, 1, 2]), where=rnp.array([True, False, True]), initial=10)
+        Array(2, dtype=int32)
+    """
     _no_out("min", out)
     return _min(a, axis, None, keepdims, initial, where)
 
@@ -296,7 +401,30 @@ def min(  # noqa: A001
 def all(  # noqa: A001
     a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False, *, where=None
 ) -> Array:
-    """Whether every element over ``axis`` is nonzero (True for empty)."""
+    """Whether every element of ``a`` over ``axis`` is nonzero (True for empty).
+
+    A complex element counts by its real part, as JAX's (``all([1j])`` is
+    False there and here, True in NumPy).
+
+    Args:
+        a: The input array, of any dtype (nonzero is True; complex numbers
+            by their real part, as JAX's).
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all (keyword-only).
+
+    Returns:
+        A bool array of ``a``'s shape without the reduced axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.all(rnp.array([[True, False], [True, True]]), axis=1)
+        Array([False,  True], dtype=bool)
+        >>> rnp.all(rnp.array([1, 2, 0]))
+        Array(False, dtype=bool)
+    """
     _no_out("all", out)
     return _all(a, axis, None, keepdims, None, where)
 
@@ -304,7 +432,29 @@ def all(  # noqa: A001
 def any(  # noqa: A001
     a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False, *, where=None
 ) -> Array:
-    """Whether some element over ``axis`` is nonzero (False for empty)."""
+    """Whether some element of ``a`` over ``axis`` is nonzero (False for empty).
+
+    A complex element counts by its real part, as JAX's.
+
+    Args:
+        a: The input array, of any dtype (nonzero is True; complex numbers
+            by their real part, as JAX's).
+        axis: The axis or axes to reduce, or None for all.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast against ``a``) of the elements to
+            include, or None for all (keyword-only).
+
+    Returns:
+        A bool array of ``a``'s shape without the reduced axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.any(rnp.array([[True, False], [False, False]]), axis=1)
+        Array([ True, False], dtype=bool)
+        >>> rnp.any(rnp.array([0, 0, 3]))
+        Array(True, dtype=bool)
+    """
     _no_out("any", out)
     return _any(a, axis, None, keepdims, None, where)
 
@@ -318,8 +468,31 @@ def mean(
     *,
     where: ArrayLike = None,
 ) -> Array:
-    """``sum / count`` over ``axis``, in the default float for bool and integers
-    (float32 for float16/bfloat16, rounded back). Empty -> NaN."""
+    """The arithmetic mean of ``a`` over ``axis``: ``sum / count``.
+
+    In the default float for bool and integers (float32 for float16/bfloat16,
+    rounded back). Empty -> NaN. With ``where``, the count is that of the
+    included elements.
+
+    Args:
+        a: The input array.
+        axis: The axis or axes to reduce, or None for all.
+        dtype: The dtype to compute and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axes as size-1 axes.
+        where: A bool array (broadcast to ``a``'s shape) of the elements to
+            include, or None for all (keyword-only).
+
+    Returns:
+        An inexact array of ``a``'s shape without the reduced axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.mean(rnp.array([1, 2, 3, 4]))
+        Array(2.5, dtype=float32)
+        >>> rnp.mean(rnp.array([[1.0, 2.0], [3.0, 5.0]]), axis=0)
+        Array([2. , 3.5], dtype=float32)
+    """
     _no_out("mean", out)
     aval = aval_of(a, "mean", 0)
     check_where("mean", where)
@@ -349,7 +522,10 @@ def _right_aligned(x: Any, ndim: int) -> tuple[int, ...]:
     return tuple(range(ndim - x_ndim, ndim))
 
 
-def _arg_reduction(name: str, lax_fn: Callable) -> Callable:
+def _arg_reduction(name: str, lax_fn: Callable, example: str, result: str) -> Callable:
+    """``lax_fn`` (argmax or argmin) as jnp's ``name``, with one example call
+    ``example`` that prints ``result`` in its docstring."""
+
     def fn(a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False):
         _no_out(name, out)
         aval = aval_of(a, name, 0)
@@ -370,18 +546,45 @@ def _arg_reduction(name: str, lax_fn: Callable) -> Callable:
         return lax.expand_dims(result, axes) if keepdims else result
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
-        f"Index (the default int: int64 under x64) of the first {name[3:]}imum along "
-        "``axis`` (of the flattened array when None); the first NaN wins."
-    )
+    fn.__doc__ = f"""The index of the first {name[3:]}imum of ``a`` along ``axis``.
+
+    Of the flattened array when ``axis`` is None; the first NaN wins. An
+    empty axis is a ValueError.
+
+    Args:
+        a: The input array.
+        axis: The axis to search along, or None for the flattened array.
+        out: Must be None (NotImplementedError otherwise).
+        keepdims: Whether to keep the reduced axis as a size-1 axis.
+
+    Returns:
+        An array of the default int (int64 under x64) of ``a``'s shape
+        without ``axis`` (a scalar for None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> {example}
+        {result}
+    """
     return fn
 
 
-argmax = _arg_reduction("argmax", lax.argmax)
-argmin = _arg_reduction("argmin", lax.argmin)
+argmax = _arg_reduction(
+    "argmax",
+    lax.argmax,
+    "rnp.argmax(rnp.array([[1, 5], [7, 2]]), axis=1)",
+    "Array([1, 0], dtype=int32)",
+)
+argmin = _arg_reduction(
+    "argmin", lax.argmin, "rnp.argmin(rnp.array([3, 1, 1, 2]))", "Array(1, dtype=int32)"
+)
 
 
-def _cumulative(name: str, lax_fn: Callable) -> Callable:
+def _cumulative(name: str, lax_fn: Callable, what: str, example: str, result: str) -> Callable:
+    """``lax_fn`` (cumsum or cumprod) as jnp's ``name``, documented as the
+    cumulative ``what`` with one example call ``example`` that prints
+    ``result``."""
+
     def fn(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
         _no_out(name, out)
         aval = aval_of(a, name, 0)
@@ -404,15 +607,44 @@ def _cumulative(name: str, lax_fn: Callable) -> Callable:
         return cast(lax_fn(cast(a, computation), axis), result_dtype)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
-        f"Inclusive ``{name}`` along ``axis`` (of the flattened array when None); bool "
-        "accumulates in the default int."
-    )
+    fn.__doc__ = f"""The cumulative {what} of ``a`` along ``axis`` (inclusive).
+
+    Of the flattened array when ``axis`` is None. Bool accumulates in the
+    default int; other dtypes keep theirs (unlike :func:`sum`, narrow
+    integers are not widened). ``dtype=bool`` accumulates counts and tests
+    them.
+
+    Args:
+        a: The input array.
+        axis: The axis to accumulate along, or None for the flattened array.
+        dtype: The dtype to accumulate and return in, or None.
+        out: Must be None (NotImplementedError otherwise).
+
+    Returns:
+        An array of ``a``'s shape (1-d when ``axis`` is None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> {example}
+        {result}
+    """
     return fn
 
 
-cumsum = _cumulative("cumsum", lax.cumsum)
-cumprod = _cumulative("cumprod", lax.cumprod)
+cumsum = _cumulative(
+    "cumsum",
+    lax.cumsum,
+    "sum",
+    "rnp.cumsum(rnp.array([[1, 2], [3, 4]]), axis=0)",
+    "Array([[1, 2],\n               [4, 6]], dtype=int32)",
+)
+cumprod = _cumulative(
+    "cumprod",
+    lax.cumprod,
+    "product",
+    "rnp.cumprod(rnp.array([1, 2, 3, 4]))",
+    "Array([ 1,  2,  6, 24], dtype=int32)",
+)
 
 
 def _no_out(name: str, out: Any) -> None:
