@@ -123,12 +123,43 @@ dtype = np.dtype
 
 
 def finfo(dtype: Any) -> Any:
-    """Machine limits of a floating dtype (``ml_dtypes.finfo``: handles bfloat16)."""
+    """The machine limits of a floating dtype (``ml_dtypes.finfo``: handles bfloat16).
+
+    Args:
+        dtype: A floating dtype (or scalar type, or an array whose dtype to
+            take).
+
+    Returns:
+        An ``ml_dtypes.finfo`` object: ``eps``, ``max``, ``min``, ``tiny``,
+        ``bits``...
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.finfo(rnp.float32).eps
+        np.float32(1.1920929e-07)
+        >>> rnp.finfo(rnp.bfloat16).bits
+        16
+    """
     return ml_dtypes.finfo(_plain_dtype("finfo", dtype))
 
 
 def iinfo(int_type: Any) -> Any:
-    """Machine limits of an integer dtype (``ml_dtypes.iinfo``: handles int4/uint4)."""
+    """The machine limits of an integer dtype (``ml_dtypes.iinfo``: handles int4/uint4).
+
+    Args:
+        int_type: An integer dtype (or scalar type, or an array whose dtype to
+            take).
+
+    Returns:
+        An ``iinfo`` object: ``min``, ``max``, ``bits``, ``dtype``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.iinfo(rnp.int8).min
+        -128
+        >>> rnp.iinfo(rnp.uint8).max
+        255
+    """
     return dtypes.iinfo(_plain_dtype("iinfo", int_type))
 
 
@@ -144,8 +175,26 @@ def _plain_dtype(fn_name: str, value: Any) -> np.dtype:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """``np.issubdtype`` that knows bfloat16 and the float8s are floating types and that a
-    typed key dtype is ``prng_key`` and ``extended`` (and nothing numeric)."""
+    """Whether ``arg1`` is a subtype of ``arg2`` in the scalar type hierarchy.
+
+    ``np.issubdtype`` that knows bfloat16 and the float8s are floating types,
+    int4/uint4 integers, and that a typed key dtype is ``prng_key`` and
+    ``extended`` (and nothing numeric).
+
+    Args:
+        arg1: A dtype, scalar type or array.
+        arg2: A dtype or an abstract type (``rnp.floating``, ``rnp.integer``...).
+
+    Returns:
+        A Python bool.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.issubdtype(rnp.float32, rnp.floating)
+        True
+        >>> rnp.issubdtype(rnp.bfloat16, rnp.floating)
+        True
+    """
     if (
         isinstance(arg1, dtypes.ExtendedDtype)
         or isinstance(arg2, dtypes.ExtendedDtype)
@@ -181,8 +230,28 @@ _ABSTRACT_TYPES = (
 
 
 def result_type(*args: Any) -> np.dtype:
-    """The dtype ``jnp`` operations on ``args`` compute in (JAX's lattice: Python
-    scalars and the types ``int``/``float``/``complex`` are weak)."""
+    """The dtype ``jnp`` operations on ``args`` compute in.
+
+    JAX's lattice: Python scalars and the types ``int``/``float``/``complex``
+    are weak, so they do not widen an array's dtype (NumPy's
+    ``result_type(int32, 1.0)`` is float64, JAX's float32); the result is
+    canonicalized (no 64-bit types without x64).
+
+    Args:
+        *args: Arrays, scalars, dtypes or scalar types.
+
+    Returns:
+        A NumPy dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.result_type(rnp.int8, rnp.float32)
+        dtype('float32')
+        >>> rnp.result_type(rnp.array([1], dtype=rnp.int8), 2)
+        dtype('int8')
+        >>> rnp.result_type(rnp.int32, 1.0)
+        dtype('float32')
+    """
     operands = [a.dtype if isinstance(a, _ScalarMeta) else _operand(a) for a in args]
     return dtypes.jnp_result_type(*operands)[0]
 
@@ -195,10 +264,26 @@ def _operand(value: Any) -> Any:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """The dtype two dtypes promote to on JAX's lattice, not canonicalized, as
-    ``jnp.promote_types`` in JAX 0.10.2: without x64 too ``int32, float64 ->
+    """The dtype two dtypes promote to on JAX's lattice, not canonicalized.
+
+    As ``jnp.promote_types`` in JAX 0.10.2: without x64 too ``int32, float64 ->
     float64``; the Python types are weak, and a weak result is its kind's
-    64-bit dtype (``int, int -> int64``)."""
+    64-bit dtype (``int, int -> int64``).
+
+    Args:
+        a: A dtype or scalar type.
+        b: A dtype or scalar type.
+
+    Returns:
+        A NumPy dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.promote_types(rnp.int8, rnp.uint8)
+        dtype('int16')
+        >>> rnp.promote_types("int32", "float64")
+        dtype('float64')
+    """
     return dtypes.promote_types_uncanonical(
         *(x.dtype if isinstance(x, _ScalarMeta) else x for x in (a, b))
     )
@@ -209,15 +294,51 @@ def can_cast(
     to: Any,
     casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "safe",
 ) -> bool:
-    """``np.can_cast`` on dtypes (bfloat16 included via ml_dtypes)."""
+    """Whether a cast from ``from_`` to ``to`` is allowed under the ``casting`` rule.
+
+    ``np.can_cast`` on dtypes (bfloat16 included via ml_dtypes); an array's
+    dtype is used for an array.
+
+    Args:
+        from_: A dtype, scalar type or array.
+        to: A dtype or scalar type.
+        casting: ``"no"``, ``"equiv"``, ``"safe"``, ``"same_kind"`` or
+            ``"unsafe"``.
+
+    Returns:
+        A Python bool.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.can_cast(rnp.int8, rnp.int32)
+        True
+        >>> rnp.can_cast(rnp.float32, rnp.int32)
+        False
+    """
     return builtins.bool(
         np.can_cast(_plain_dtype("can_cast", from_), _plain_dtype("can_cast", to), casting)
     )
 
 
 def iscomplexobj(x: Any) -> bool:
-    """Whether ``x``'s dtype is complex. As JAX, any object is asked: ``None``
-    and strings are not complex, a nested list is read as an array."""
+    """Whether ``x``'s dtype is complex (whatever its values).
+
+    As JAX, any object is asked: ``None`` and strings are not complex, a
+    nested list is read as an array.
+
+    Args:
+        x: Any object.
+
+    Returns:
+        A Python bool.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.iscomplexobj(rnp.array([1 + 0j]))
+        True
+        >>> rnp.iscomplexobj(rnp.array([1.0]))
+        False
+    """
     if isinstance(x, (complex, np.complexfloating)):
         return True
     if x is None or isinstance(x, (bool, int, float, str, np.generic)):
@@ -229,7 +350,21 @@ def iscomplexobj(x: Any) -> bool:
 
 
 def isrealobj(x: Any) -> bool:
-    """Whether ``x``'s dtype is not complex (any object, as :func:`iscomplexobj`)."""
+    """Whether ``x``'s dtype is not complex (any object, as :func:`iscomplexobj`).
+
+    Args:
+        x: Any object.
+
+    Returns:
+        A Python bool.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isrealobj(rnp.array([1.0]))
+        True
+        >>> rnp.isrealobj(1j)
+        False
+    """
     return not iscomplexobj(x)
 
 
@@ -247,6 +382,22 @@ def isscalar(element: Any) -> bool:
 
     Whatever ``np.isscalar`` calls a scalar counts first, as JAX 0.10.2: strings,
     bytes and ``numbers.Number`` objects (``Fraction``) too, though no array holds them.
+    Unlike NumPy's, a rank-0 array is a scalar.
+
+    Args:
+        element: Any object.
+
+    Returns:
+        A Python bool.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isscalar(3.0)
+        True
+        >>> rnp.isscalar(rnp.array(3.0))
+        True
+        >>> rnp.isscalar(rnp.array([3.0]))
+        False
     """
     if np.isscalar(element):
         return True
@@ -290,9 +441,28 @@ _KINDS = {
 
 
 def isdtype(dtype: Any, kind: Any) -> bool:
-    """The array-API ``isdtype``: ``kind`` is a dtype, one of the kind names
+    """Whether ``dtype`` is of ``kind``: the array API's ``isdtype``.
+
+    ``kind`` is a dtype, one of the kind names
     ("bool", "signed integer", "unsigned integer", "integral", "real
-    floating", "complex floating", "numeric"), or a tuple of those."""
+    floating", "complex floating", "numeric"), or a tuple of those (any of
+    them). ml_dtypes' types count in their kinds (bfloat16 and the float8s
+    are real floating).
+
+    Args:
+        dtype: A dtype or scalar type.
+        kind: A dtype, a kind name, or a tuple of those.
+
+    Returns:
+        A Python bool.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isdtype(rnp.float32, "real floating")
+        True
+        >>> rnp.isdtype(rnp.int8, ("bool", "unsigned integer"))
+        False
+    """
     dt = _plain_dtype("isdtype", dtype)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
@@ -317,8 +487,23 @@ def _warn_sequence(fn_name: str, a: Any) -> None:
 
 
 def ndim(a: Any) -> int:
-    """The rank of ``a`` (a list/tuple is read as an array, with JAX's
-    DeprecationWarning)."""
+    """The number of dimensions of ``a``.
+
+    A list/tuple is read as an array, with JAX's DeprecationWarning.
+
+    Args:
+        a: An array or scalar.
+
+    Returns:
+        A Python int.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ndim(rnp.ones((2, 3)))
+        2
+        >>> rnp.ndim(5)
+        0
+    """
     if isinstance(a, (list, tuple)):
         _warn_sequence("ndim", a)
         return int(np.ndim(a))
@@ -326,7 +511,19 @@ def ndim(a: Any) -> int:
 
 
 def shape(a: Any) -> tuple[int, ...]:
-    """The shape of ``a`` (a list/tuple as :func:`ndim`)."""
+    """The shape of ``a`` (a list/tuple as :func:`ndim`).
+
+    Args:
+        a: An array or scalar.
+
+    Returns:
+        A tuple of Python ints.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.shape(rnp.ones((2, 3)))
+        (2, 3)
+    """
     if isinstance(a, (list, tuple)):
         _warn_sequence("shape", a)
         return tuple(np.shape(a))
@@ -334,8 +531,25 @@ def shape(a: Any) -> tuple[int, ...]:
 
 
 def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
-    """The number of elements of ``a``, or the product of its lengths along
-    ``axis`` (an int or a sequence of distinct axes; ``()`` gives 1)."""
+    """The number of elements of ``a``, or the product of its lengths along ``axis``.
+
+    ``axis`` is an int or a sequence of distinct axes (``()`` gives 1); a
+    list/tuple ``a`` is read as in :func:`ndim`.
+
+    Args:
+        a: An array or scalar.
+        axis: The axis or axes to count along, or None for all.
+
+    Returns:
+        A Python int.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.size(rnp.ones((2, 3)))
+        6
+        >>> rnp.size(rnp.ones((2, 3)), axis=1)
+        3
+    """
     if isinstance(a, (list, tuple)):
         _warn_sequence("size", a)
         dims = tuple(np.shape(a))
