@@ -58,7 +58,24 @@ def polydiv(u: ArrayLike, v: ArrayLike, *, trim_leading_zeros: bool = False) -> 
     """Quotient and remainder of ``u / v`` (coefficients highest power first)
     by long division. The remainder keeps ``u``'s length (its leading entries
     are the cancelled ones, zero up to rounding) unless ``trim_leading_zeros``
-    (eager only) drops the leading entries below ``sqrt(eps)``, as JAX."""
+    (eager only) drops the leading entries below ``sqrt(eps)``, as JAX
+    (NumPy trims the remainder always). The coefficients compute in their
+    inexact dtype.
+
+    Args:
+        u: The dividend's coefficients, 1-d.
+        v: The divisor's coefficients, 1-d and non-empty.
+        trim_leading_zeros: Whether to trim the remainder (keyword-only;
+            needs concrete values).
+
+    Returns:
+        A pair ``(quotient, remainder)`` of 1-d inexact arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polydiv(rnp.array([1.0, 0.0, 1.0]), rnp.array([1.0, 1.0]))
+        (Array([ 1., -1.], dtype=float32), Array([0., 0., 2.], dtype=float32))
+    """
     u = _poly_1d("polydiv", u, 0)
     v = _poly_1d("polydiv", v, 1)
     u, v = promote_dtypes_inexact("polydiv", u, v)
@@ -108,8 +125,22 @@ def poly(seq_of_zeros: ArrayLike) -> Array:
     """The monic polynomial with the given roots (highest power first):
     ``prod_k (x - z_k)``. A square 2-d input gives its characteristic
     polynomial ``det(x I - A)``, complex as in JAX (computed by the
-    Faddeev-LeVerrier recurrence, not through eigenvalues). A scalar counts as
-    one root; no roots give ``1``."""
+    Faddeev-LeVerrier recurrence, not through eigenvalues; NumPy's is real
+    for a real matrix). A scalar counts as one root; no roots give ``1``.
+
+    Args:
+        seq_of_zeros: The roots (a scalar or a 1-d array), or a square
+            matrix.
+
+    Returns:
+        A 1-d inexact array of ``len(roots) + 1`` coefficients (complex for a
+        matrix).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.poly(rnp.array([1.0, 2.0]))
+        Array([ 1., -3.,  2.], dtype=float32)
+    """
 
     z = checked_array("poly", seq_of_zeros)
     (z,) = promote_dtypes_inexact("poly", z)
@@ -196,6 +227,20 @@ def roots(p: ArrayLike, *, strip_zeros: bool = True) -> Array:
     the roots agree with JAX's to rounding but may come in another order.
     ``strip_zeros=True`` drops leading zero coefficients (needs a concrete
     ``p``); with ``False`` they stay and their would-be roots are NaN, at the end.
+
+    Args:
+        p: The coefficients, 1-d (a scalar has no roots).
+        strip_zeros: Whether to drop leading zero coefficients first
+            (keyword-only).
+
+    Returns:
+        A 1-d complex array (complex64, or complex128 for float64 input) of
+        ``len(p) - 1`` roots (fewer with ``strip_zeros``).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.roots(rnp.array([1.0, 0.0, 1.0]))
+        Array([0.+1.j, 0.-1.j], dtype=complex64)
     """
 
     p = checked_array("roots", p)
@@ -225,7 +270,25 @@ def roots(p: ArrayLike, *, strip_zeros: bool = True) -> Array:
 
 
 def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
-    """``p[0] x^(n-1) + ... + p[n-1]`` by Horner's rule."""
+    """The polynomial ``p`` evaluated at ``x``: ``p[0] x^(n-1) + ... + p[n-1]``.
+
+    By Horner's rule, in the dtype ``p`` and ``x`` promote to.
+
+    Args:
+        p: The coefficients, 1-d (highest power first).
+        x: The points to evaluate at.
+        unroll: Accepted and ignored (keyword-only; JAX's loop unrolling).
+
+    Returns:
+        An array of ``x``'s shape, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polyval(rnp.array([1, 2, 3]), 2)
+        Array(11, dtype=int32)
+        >>> rnp.polyval(rnp.array([1, 2, 3]), rnp.array([0, 1, 2]))
+        Array([ 3,  6, 11], dtype=int32)
+    """
     p = checked_array("polyval", p)
     x = checked_array("polyval", x, 1)
     p, x = promote_dtypes("polyval", p, x)
@@ -242,13 +305,45 @@ def _poly_pad(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """The sum of two polynomials (coefficients highest power first)."""
+    """The sum of two polynomials (coefficients highest power first).
+
+    The shorter one is padded with leading zeros. One empty and the other not
+    is a ValueError, as JAX 0.10.2.
+
+    Args:
+        a1: The first polynomial's coefficients, 1-d.
+        a2: The second polynomial's coefficients, 1-d.
+
+    Returns:
+        A 1-d array of the longer length, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polyadd(rnp.array([1, 2]), rnp.array([1, 0, 3]))
+        Array([1, 1, 5], dtype=int32)
+    """
     a1, a2 = _poly_pad(*_not_one_empty("polyadd", a1, a2))
     return a1 + a2
 
 
 def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """The difference of two polynomials."""
+    """The difference of two polynomials, ``a1 - a2`` (coefficients highest power first).
+
+    The shorter one is padded with leading zeros. One empty and the other not
+    is a ValueError, as JAX 0.10.2.
+
+    Args:
+        a1: The first polynomial's coefficients, 1-d.
+        a2: The second polynomial's coefficients, 1-d.
+
+    Returns:
+        A 1-d array of the longer length, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polysub(rnp.array([1, 2]), rnp.array([1, 0, 3]))
+        Array([-1,  1, -1], dtype=int32)
+    """
     a1, a2 = _poly_pad(*_not_one_empty("polysub", a1, a2))
     return a1 - a2
 
@@ -270,7 +365,22 @@ def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -
     """The product of two polynomials (a full convolution). With
     ``trim_leading_zeros`` (eager only, as JAX) the leading zero coefficients
     of both are dropped first (unless both have one coefficient), an empty
-    one counting as ``[0]``."""
+    one counting as ``[0]``. The coefficients compute in their inexact dtype
+    (integers give floats, unlike NumPy).
+
+    Args:
+        a1: The first polynomial's coefficients, 1-d.
+        a2: The second polynomial's coefficients, 1-d.
+        trim_leading_zeros: Whether to drop leading zeros first (keyword-only).
+
+    Returns:
+        A 1-d inexact array of ``len(a1) + len(a2) - 1`` coefficients.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polymul(rnp.array([1.0, 2.0]), rnp.array([1.0, 3.0]))
+        Array([1., 5., 6.], dtype=float32)
+    """
     a1, a2 = checked_array("polymul", a1), checked_array("polymul", a2, 1)
     a1, a2 = promote_dtypes_inexact("polymul", a1, a2)
     if trim_leading_zeros and (_aval(a1).shape[0] > 1 or _aval(a2).shape[0] > 1):
@@ -289,8 +399,25 @@ def _trim_leading_zeros(p: Array) -> Array:
 
 
 def polyder(p: ArrayLike, m: int = 1) -> Array:
-    """The ``m``-th derivative of a polynomial, in the inexact dtype (integer
-    coefficients give floats, as jnp)."""
+    """The ``m``-th derivative of a polynomial (coefficients highest power first).
+
+    In the inexact dtype (integer coefficients give floats, as jnp; NumPy's
+    stay integers).
+
+    Args:
+        p: The coefficients, 1-d.
+        m: The order of the derivative (a non-negative static int).
+
+    Returns:
+        A 1-d inexact array, ``m`` shorter (empty once the degree runs out).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polyder(rnp.array([1.0, 2.0, 3.0, 4.0]))
+        Array([3., 4., 3.], dtype=float32)
+        >>> rnp.polyder(rnp.array([1.0, 2.0, 3.0, 4.0]), m=2)
+        Array([6., 4.], dtype=float32)
+    """
     p = checked_array("polyder", p)
     m = operator.index(m)
     if m < 0:
@@ -310,7 +437,24 @@ def polyint(p: ArrayLike, m: int = 1, k: ArrayLike = None) -> Array:
     As JAX 0.10.2, ``p`` and ``k`` (an array or a scalar, not a list: a
     TypeError) promote together, so a weak ``k`` with an integer ``p`` gives
     weak floats (``m=0`` returns that promoted ``p``); ``k`` has one or ``m``
-    constants (a ValueError otherwise)."""
+    constants (a ValueError otherwise).
+
+    Args:
+        p: The coefficients, 1-d (highest power first).
+        m: The order of the antiderivative (a non-negative static int).
+        k: The integration constants (a scalar or 1 or ``m`` of them), or
+            None for zeros.
+
+    Returns:
+        A 1-d inexact array, ``m`` longer.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polyint(rnp.array([3, 2, 1]))
+        Array([1., 1., 1., 0.], dtype=float32)
+        >>> rnp.polyint(rnp.array([6.0, 2.0]), k=5)
+        Array([3., 2., 5.], dtype=float32)
+    """
     p = checked_array("polyint", p)
     k_arr = checked_array("polyint", 0 if k is None else k, 1)
     p, k_arr = promote_dtypes_inexact("polyint", p, k_arr)
@@ -342,7 +486,29 @@ def polyfit(
 
     ``full=True`` adds lstsq's residuals, rank and singular values of the
     scaled Vandermonde matrix and ``rcond``; ``cov`` (True or ``"unscaled"``)
-    adds the coefficients' covariance, as ``jnp.polyfit``."""
+    adds the coefficients' covariance, as ``jnp.polyfit``.
+
+    Args:
+        x: The sample points, 1-d and non-empty.
+        y: The sample values, 1-d (or 2-d: one fit per column), as long as
+            ``x``.
+        deg: The degree of the polynomial (a non-negative static int).
+        rcond: The relative cutoff for small singular values, or None for
+            ``len(x) * eps``.
+        full: Whether to also return the diagnostics.
+        w: Weights of the sample points (1-d, as long as ``x``), or None.
+        cov: Whether to also return the covariance (True, or ``"unscaled"``
+            for the covariance not scaled by the residuals).
+
+    Returns:
+        The ``deg + 1`` coefficients (one column per fit for 2-d ``y``), or
+        the tuples described above.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.polyfit(rnp.array([-1.0, 0.0, 1.0]), rnp.array([-1.0, 1.0, 3.0]), 1)
+        Array([2., 1.], dtype=float32)
+    """
     x = checked_array("polyfit", x)
     y = checked_array("polyfit", y, 1)
     deg = operator.index(deg)
