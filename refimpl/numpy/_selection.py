@@ -53,7 +53,25 @@ def bincount(
     a bool ``x`` counts as int32. ``length`` fixes the size (needed under a
     trace), else ``max(max(x) + 1, minlength)`` from concrete input; entries
     at or past it are dropped. The counts are int32, or the weights' dtype
-    (``weights`` must have ``x``'s shape)."""
+    (``weights`` must have ``x``'s shape).
+
+    Args:
+        x: A 1-d array of non-negative integers (or bools).
+        weights: The weight of each entry (``x``'s shape), or None for 1 each.
+        minlength: The least number of bins.
+        length: The static number of bins, or None (keyword-only).
+
+    Returns:
+        A 1-d array of the counts: the default int (int64 with x64), or the
+        weights' dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.bincount(rnp.array([0, 1, 1, 3]))
+        Array([1, 2, 0, 1], dtype=int32)
+        >>> rnp.bincount(rnp.array([0, 1, 1, 3]), length=3)
+        Array([1, 2, 0], dtype=int32)
+    """
     x = checked_array("bincount", x)
     if dtypes.is_bool(_aval(x).dtype):
         x = lax.convert_element_type(x, np.int32)
@@ -94,7 +112,28 @@ def compress(
 ) -> Array:  # fmt: skip
     """The slices of ``a`` along ``axis`` (flattened when None) where the 1-d
     ``condition`` holds (``condition`` shorter than the axis: the rest is
-    dropped); ``size``/``fill_value`` as for :func:`nonzero`."""
+    dropped); ``size``/``fill_value`` as for :func:`nonzero`.
+
+    Args:
+        condition: A 1-d array of truth values.
+        a: The array to select from.
+        axis: The axis to select along, or None for the flattened ``a``.
+        size: The static number of slices, or None (then ``condition`` must be
+            concrete; keyword-only).
+        fill_value: The value of the padding slices with ``size``
+            (keyword-only).
+        out: Must be None (NotImplementedError otherwise; keyword-only).
+
+    Returns:
+        An array of ``a``'s dtype with ``axis`` the number of true entries
+        (or ``size``).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.compress(rnp.array([True, False, True]), rnp.array([[1, 2, 3], [4, 5, 6]]), axis=1)
+        Array([[1, 3],
+               [4, 6]], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("compress: the out argument is not supported")
     condition = checked_array("compress", condition)
@@ -131,7 +170,25 @@ def compress(
 
 
 def extract(condition: ArrayLike, arr: ArrayLike, *, size: int | None = None, fill_value: Any = 0):
-    """``compress(ravel(condition), ravel(arr))``."""
+    """The elements of ``arr`` where ``condition`` is nonzero, flattened.
+
+    ``compress(ravel(condition) != 0, ravel(arr))``, with the same ``size``
+    and ``fill_value``.
+
+    Args:
+        condition: The truth values (``arr``'s size).
+        arr: The array to take from.
+        size: The static number of elements, or None (keyword-only).
+        fill_value: The padding value with ``size`` (keyword-only).
+
+    Returns:
+        A 1-d array of ``arr``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.extract(rnp.array([[1, 0], [0, 1]]), rnp.array([[1, 2], [3, 4]]))
+        Array([1, 4], dtype=int32)
+    """
     condition = ravel(checked_array("extract", condition))
     # fill_value is checked even without size=, as JAX 0.10.2 (None is a TypeError)
     aval_of(fill_value, "extract", 2)
@@ -145,7 +202,26 @@ def delete(
 ):
     """``arr`` without the entries ``obj`` (an int, a slice or concrete indices;
     a bool mask marks the entries to delete) along ``axis`` (flattened when None).
-    With ``assume_unique_indices=True`` integer indices may be traced."""
+    With ``assume_unique_indices=True`` integer indices may be traced.
+
+    Args:
+        arr: The input array.
+        obj: What to delete: an int, a slice, an array of indices, or a bool
+            mask.
+        axis: The axis to delete along, or None for the flattened ``arr``.
+        assume_unique_indices: Whether the indices are known to be distinct
+            (keyword-only).
+
+    Returns:
+        An array of ``arr``'s dtype, shorter along ``axis``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.delete(rnp.array([1, 2, 3, 4]), 1)
+        Array([1, 3, 4], dtype=int32)
+        >>> rnp.delete(rnp.array([[1, 2], [3, 4]]), 0, axis=0)
+        Array([[3, 4]], dtype=int32)
+    """
     arr = checked_array("delete", arr)
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -194,7 +270,23 @@ def _delete_traced_unique(arr: Any, obj: Any, axis: int, n: int) -> Any:
 def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: Any = None) -> Array:
     """``filt`` without its leading (``"f"`` in ``trim``) and trailing (``"b"``)
     all-zero slices along each axis in ``axis`` (every axis for ``None``).
-    Eager only: the result's shape depends on the values (as in JAX)."""
+    Eager only: the result's shape depends on the values (as in JAX).
+
+    Args:
+        filt: The input array (concrete).
+        trim: ``"f"`` (front), ``"b"`` (back) or ``"fb"`` (both).
+        axis: The axis or axes to trim, or None for all.
+
+    Returns:
+        A slice of ``filt``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.trim_zeros(rnp.array([0, 0, 1, 2, 0]))
+        Array([1, 2], dtype=int32)
+        >>> rnp.trim_zeros(rnp.array([0, 0, 1, 2, 0]), trim="f")
+        Array([1, 2, 0], dtype=int32)
+    """
     filt = checked_array("trim_zeros", filt)
     values = _concrete("trim_zeros", "filt", filt)
     ndim = values.ndim
@@ -230,7 +322,29 @@ def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: Any = None) -> Array:
 
 def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None) -> Array:
     """``arr`` with ``values`` inserted before the (concrete) index or indices
-    ``obj`` along ``axis`` (flattened when None), as ``np.insert``."""
+    ``obj`` along ``axis`` (flattened when None), as ``np.insert``;
+    out-of-range positions are clipped (NumPy raises). Traced integer
+    positions work too (their number is static).
+
+    Args:
+        arr: The input array.
+        obj: The position(s) to insert before: an int, a slice or an integer
+            array (not a list).
+        values: The values, converted to ``arr``'s dtype and broadcast to
+            the inserted slices.
+        axis: The axis to insert along, or None for the flattened ``arr``.
+
+    Returns:
+        An array of ``arr``'s dtype, longer along ``axis``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.insert(rnp.array([1, 2, 3]), 1, 9)
+        Array([1, 9, 2, 3], dtype=int32)
+        >>> rnp.insert(rnp.array([[1, 2], [3, 4]]), 1, 0, axis=1)
+        Array([[1, 0, 2],
+               [3, 0, 4]], dtype=int32)
+    """
     arr = checked_array("insert", arr)
     # lists and tuples are refused for obj and values, as jnp
     if not isinstance(obj, slice):
@@ -297,7 +411,23 @@ def _insert_traced(arr: Any, obj: Any, values: Any, axis: int, n: int) -> Any:
 
 
 def resize(a: ArrayLike, new_shape: Any) -> Array:
-    """``a``'s elements, repeated as needed, in ``new_shape``."""
+    """``a``'s elements (flattened), repeated or cut as needed, in ``new_shape``.
+
+    An empty ``a`` gives zeros.
+
+    Args:
+        a: The input array.
+        new_shape: The shape of the result.
+
+    Returns:
+        An array of ``new_shape`` and ``a``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.resize(rnp.array([1, 2, 3]), (2, 4))
+        Array([[1, 2, 3, 1],
+               [2, 3, 1, 2]], dtype=int32)
+    """
 
     a = ravel(checked_array("resize", a))
     shape = canonical_shape("resize", new_shape)
@@ -316,7 +446,24 @@ def put(
     ``v`` repeated or cut to ``len(ind)``. As JAX: an index out of range is
     clipped by default (``unravel_index``'s rule), ``mode="clip"`` clips to
     ``[0, size)``, ``"wrap"`` wraps; NumPy's ``"raise"`` is not supported;
-    empty ``ind`` or ``v`` leave ``a`` unchanged."""
+    empty ``ind`` or ``v`` leave ``a`` unchanged.
+
+    Args:
+        a: The array to copy and write into.
+        ind: The flat indices to write at.
+        v: The values, repeated or cut to ``len(ind)``.
+        mode: None, ``"clip"`` or ``"wrap"`` (see above).
+        inplace: Must be False (a ValueError otherwise; keyword-only).
+
+    Returns:
+        An array of ``a``'s shape and dtype (NumPy writes into ``a`` and
+        returns None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.put(rnp.array([1, 2, 3, 4]), rnp.array([0, 2]), rnp.array([9, 8]), inplace=False)
+        Array([9, 2, 8, 4], dtype=int32)
+    """
     if inplace:
         raise ValueError("put: jax-style arrays are immutable; pass inplace=False")
     a = checked_array("put", a)
@@ -345,7 +492,24 @@ def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = T
     """A copy of ``arr`` whose elements where ``mask`` holds take ``vals`` in
     order, repeated as needed (``inplace=False`` required, as in JAX). ``mask``
     has ``arr``'s size; empty ``vals`` is a ValueError even where ``mask`` is
-    all false (as JAX)."""
+    all false (as JAX).
+
+    Args:
+        arr: The array to copy and write into.
+        mask: The positions to write (``arr``'s size).
+        vals: The values, used in order and repeated as needed.
+        inplace: Must be False (a ValueError otherwise; keyword-only).
+
+    Returns:
+        An array of ``arr``'s shape and dtype (NumPy writes into ``arr`` and
+        returns None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> x = rnp.array([1, 2, 3, 4])
+        >>> rnp.place(x, rnp.array([True, False, True, True]), rnp.array([0, 9]), inplace=False)
+        Array([0, 2, 9, 0], dtype=int32)
+    """
 
     if inplace:
         raise ValueError("place: jax-style arrays are immutable; pass inplace=False")
