@@ -39,8 +39,26 @@ def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
 def mask_indices(
     n: int, mask_func: Callable[[Any, int], Any], k: int = 0, *, size: int | None = None
 ) -> tuple[Array, Array]:
-    """The ``(rows, cols)`` where ``mask_func(ones((n, n)), k)`` is nonzero
-    (row-major order); ``size``/padding as :func:`nonzero` (needed under a trace)."""
+    """The indices where ``mask_func(ones((n, n)), k)`` is nonzero, as ``(rows, cols)``.
+
+    In row-major order; ``size``/padding as :func:`nonzero` (needed under a
+    trace).
+
+    Args:
+        n: The side of the square matrix.
+        mask_func: A function of a matrix and ``k`` returning a matrix of its
+            shape (:func:`triu`, :func:`tril`...).
+        k: The second argument of ``mask_func``.
+        size: The static number of indices, or None (keyword-only).
+
+    Returns:
+        A pair of 1-d int32 arrays (int64 with x64).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.mask_indices(3, rnp.triu, 1)
+        (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    """
 
     n = operator.index(n)
     mask = mask_func(ones((n, n)), k)
@@ -60,17 +78,62 @@ def _index_pair(rows: np.ndarray, cols: np.ndarray) -> tuple[Array, Array]:
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
-    """The (row, col) indices of the lower triangle (on or below diagonal ``k``)."""
+    """The indices of the lower triangle of an ``(n, m)`` matrix: on or below diagonal ``k``.
+
+    Args:
+        n: The number of rows.
+        k: The diagonal: 0 the main one, positive above, negative below.
+        m: The number of columns, or None for ``n``.
+
+    Returns:
+        A pair ``(rows, cols)`` of 1-d arrays of the default int (int64 with
+        x64), in row-major order.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.tril_indices(3, k=-1)
+        (Array([1, 2, 2], dtype=int32), Array([0, 0, 1], dtype=int32))
+    """
     return _index_pair(*np.tril_indices(operator.index(n), operator.index(k), m))
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
-    """The (row, col) indices of the upper triangle (on or above diagonal ``k``)."""
+    """The indices of the upper triangle of an ``(n, m)`` matrix: on or above diagonal ``k``.
+
+    Args:
+        n: The number of rows.
+        k: The diagonal: 0 the main one, positive above, negative below.
+        m: The number of columns, or None for ``n``.
+
+    Returns:
+        A pair ``(rows, cols)`` of 1-d arrays of the default int (int64 with
+        x64), in row-major order.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.triu_indices(3, k=1)
+        (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+        >>> rnp.arange(9).reshape(3, 3)[rnp.triu_indices(3, k=1)]
+        Array([1, 2, 5], dtype=int32)
+    """
     return _index_pair(*np.triu_indices(operator.index(n), operator.index(k), m))
 
 
 def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
-    """:func:`tril_indices` for ``arr``'s (2-d) shape."""
+    """The indices of the lower triangle of ``arr``: :func:`tril_indices` for its shape.
+
+    Args:
+        arr: A 2-d array (only its shape is used).
+        k: The diagonal: 0 the main one, positive above, negative below.
+
+    Returns:
+        A pair ``(rows, cols)`` of 1-d arrays of the default int.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.tril_indices_from(rnp.ones((2, 3)))
+        (Array([0, 1, 1], dtype=int32), Array([0, 0, 1], dtype=int32))
+    """
     shape = _aval(arr, "tril_indices_from").shape
     if len(shape) != 2:
         raise ValueError(f"tril_indices_from: input array must be 2-d, got shape {shape}")
@@ -78,7 +141,20 @@ def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
 
 
 def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
-    """:func:`triu_indices` for ``arr``'s (2-d) shape."""
+    """The indices of the upper triangle of ``arr``: :func:`triu_indices` for its shape.
+
+    Args:
+        arr: A 2-d array (only its shape is used).
+        k: The diagonal: 0 the main one, positive above, negative below.
+
+    Returns:
+        A pair ``(rows, cols)`` of 1-d arrays of the default int.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.triu_indices_from(rnp.ones((3, 3)), k=1)
+        (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    """
     shape = _aval(arr, "triu_indices_from").shape
     if len(shape) != 2:
         raise ValueError(f"triu_indices_from: input array must be 2-d, got shape {shape}")
@@ -86,12 +162,41 @@ def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
 
 
 def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
-    """``ndim`` copies of ``arange(n)``: the indices of the main diagonal."""
+    """The indices of the main diagonal of an ``n``-sided ``ndim``-d array.
+
+    ``ndim`` copies of ``arange(n)``.
+
+    Args:
+        n: The side of the array.
+        ndim: Its number of dimensions.
+
+    Returns:
+        A tuple of ``ndim`` 1-d arrays of the default int.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.diag_indices(3)
+        (Array([0, 1, 2], dtype=int32), Array([0, 1, 2], dtype=int32))
+    """
     return tuple(arange(operator.index(n)) for _ in range(operator.index(ndim)))
 
 
 def diag_indices_from(arr: ArrayLike) -> tuple[Array, ...]:
-    """:func:`diag_indices` of ``arr`` (all its dims must be equal)."""
+    """The indices of the main diagonal of ``arr``: :func:`diag_indices` for its shape.
+
+    All its dimensions (at least two) must be equal, a ValueError otherwise.
+
+    Args:
+        arr: The array (only its shape is used).
+
+    Returns:
+        A tuple of ``arr.ndim`` 1-d arrays of the default int.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.diag_indices_from(rnp.ones((2, 2)))
+        (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
+    """
     shape = _aval(arr, "diag_indices_from").shape
     if len(shape) < 2 or len(set(shape)) != 1:
         raise ValueError(f"diag_indices_from: all dimensions of input must be equal, got {shape}")
@@ -99,8 +204,28 @@ def diag_indices_from(arr: ArrayLike) -> tuple[Array, ...]:
 
 
 def fill_diagonal(a: ArrayLike, val: ArrayLike, wrap: bool = False, *, inplace: bool = True):
-    """A copy of ``a`` with its main diagonal set to ``val`` (repeated as
-    needed); ``inplace=False`` is required, as in JAX."""
+    """A copy of ``a`` with its main diagonal set to ``val`` (repeated as needed).
+
+    ``inplace=False`` is required, as in JAX (NumPy writes into ``a``); an
+    array of more than two dimensions must have equal sides.
+
+    Args:
+        a: An array of at least two dimensions.
+        val: The value or values for the diagonal (flattened, repeated or
+            cut to its length).
+        wrap: Must be False (NotImplementedError otherwise).
+        inplace: Must be False (a ValueError otherwise; keyword-only).
+
+    Returns:
+        An array of ``a``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fill_diagonal(rnp.zeros((3, 3), dtype=int), 5, inplace=False)
+        Array([[5, 0, 0],
+               [0, 5, 0],
+               [0, 0, 5]], dtype=int32)
+    """
     if inplace:
         raise ValueError("fill_diagonal: jax-style arrays are immutable; pass inplace=False")
     a = checked_array("fill_diagonal", a)
