@@ -37,7 +37,21 @@ def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
 def spacing(x: ArrayLike, /) -> Array:
     """The distance from ``x`` to the next float away from zero (toward +inf
     for float16, as NumPy); ``+-`` the smallest subnormal where that distance
-    rounds to zero. Real floating types only (integers promote)."""
+    rounds to zero. Real floating types only (integers promote; complex is a
+    ValueError). The distance is that of ``x``'s dtype: float32 without x64,
+    where NumPy's Python floats are float64.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in its float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.spacing(rnp.array([1.0, 0.0], dtype=rnp.float32))
+        Array([1.1920929e-07, 1.4012985e-45], dtype=float32)
+    """
 
     x = checked_array("spacing", x)
     (x,) = promote_dtypes_inexact("spacing", x)
@@ -58,8 +72,22 @@ _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def bitwise_count(x: ArrayLike, /) -> Array:
-    """The number of one bits in ``|x|`` (two's complement, so ``|int_min|``
-    counts one bit), as uint8; booleans count as 0/1."""
+    """The number of one bits in ``|x|``, elementwise (a population count).
+
+    Two's complement, so ``|int_min|`` counts one bit; booleans count as
+    0/1. Floating input is a TypeError.
+
+    Args:
+        x: An integer or bool array, or a scalar.
+
+    Returns:
+        A uint8 array of ``x``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.bitwise_count(rnp.array([0, 7, -1, 255]))
+        Array([0, 3, 1, 8], dtype=uint8)
+    """
     x = checked_array("bitwise_count", x)
     (x,) = promote_dtypes_numeric("bitwise_count", x)
     dtype = _aval(x).dtype
@@ -101,7 +129,23 @@ def _bit_weights(bitorder: str, name: str) -> np.ndarray:
 def packbits(a: ArrayLike, axis: int | None = None, bitorder: str = "big") -> Array:
     """Each run of 8 elements along ``axis`` (the flattened array for
     ``None``; zero-padded at the end) as one uint8, nonzero elements being
-    one bits, the first element the highest bit (``bitorder="big"``) or the lowest."""
+    one bits, the first element the highest bit (``bitorder="big"``) or the lowest.
+
+    Args:
+        a: An integer or bool array (nonzero is a one bit).
+        axis: The axis to pack along, or None for the flattened array.
+        bitorder: ``"big"`` or ``"little"``.
+
+    Returns:
+        A uint8 array with ``axis`` ``ceil(n / 8)`` long.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.packbits(rnp.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))
+        Array([176, 128], dtype=uint8)
+        >>> rnp.packbits(rnp.array([1, 0, 1]), bitorder="little")
+        Array([5], dtype=uint8)
+    """
     a = checked_array("packbits", a)
     dtype = _aval(a).dtype
     if not (dtypes.is_integer(dtype) or dtypes.is_bool(dtype)):
@@ -128,7 +172,25 @@ def unpackbits(
     a: ArrayLike, axis: int | None = None, count: int | None = None, bitorder: str = "big"
 ) -> Array:
     """The inverse of :func:`packbits`: each uint8 becomes 8 elements (0/1,
-    uint8) along ``axis``; ``count`` keeps the first ``count`` (or pads with zeros)."""
+    uint8) along ``axis``; ``count`` keeps the first ``count`` (or pads with zeros;
+    a negative ``count`` drops that many from the end).
+
+    Args:
+        a: A uint8 array (other dtypes are a TypeError).
+        axis: The axis to unpack along, or None for the flattened array.
+        count: The number of bits to keep along ``axis``, or None for all.
+        bitorder: ``"big"`` or ``"little"``.
+
+    Returns:
+        A uint8 array of 0s and 1s, ``axis`` 8 times as long (or ``count``).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.unpackbits(rnp.array([5], dtype=rnp.uint8))
+        Array([0, 0, 0, 0, 0, 1, 0, 1], dtype=uint8)
+        >>> rnp.unpackbits(rnp.array([5], dtype=rnp.uint8), bitorder="little")
+        Array([1, 0, 1, 0, 0, 0, 0, 0], dtype=uint8)
+    """
     a = checked_array("unpackbits", a)
     if _aval(a).dtype != np.uint8:
         raise TypeError(f"unpackbits: uint8 input required, got {_aval(a).dtype}")

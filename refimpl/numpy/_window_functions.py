@@ -102,7 +102,21 @@ def _i0(x: Any) -> Any:
 def i0(x: ArrayLike) -> Array:
     """The modified Bessel function of the first kind, order 0:
     ``exp(|x|) * i0e(|x|)`` with Cephes' Chebyshev series for ``i0e``; real
-    floating inputs only (integers promote); derivative zero at 0."""
+    floating inputs only (integers promote; complex is a ValueError);
+    derivative zero at 0. Float32 results carry the series' rounding
+    (``i0(0.0)`` is 1.0000001, as JAX's).
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in its inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.round(rnp.i0(rnp.array([0.0, 1.0, 2.0])), 4)
+        Array([1.    , 1.2661, 2.2796], dtype=float32)
+    """
     x = checked_array("i0", x)
     (x,) = promote_dtypes_inexact("i0", x)
     if dtypes.is_complex(_aval(x).dtype):
@@ -112,7 +126,20 @@ def i0(x: ArrayLike) -> Array:
 
 def kaiser(M: int, beta: ArrayLike) -> Array:
     """The Kaiser window ``I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)``,
-    ``n = 0..M-1``, in the default float dtype; ``M <= 1`` gives ``ones(M)``."""
+    ``n = 0..M-1``, in the default float dtype; ``M <= 1`` gives ``ones(M)``.
+
+    Args:
+        M: The number of points (concrete: it fixes the length).
+        beta: The shape parameter (0 is a rectangular window).
+
+    Returns:
+        A 1-d float array of ``M`` points.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.round(rnp.kaiser(4, 5.0), 4)
+        Array([0.0367, 0.7753, 0.7753, 0.0367], dtype=float32)
+    """
 
     M = _window_length("kaiser", M)
     dtype = dtypes.canonicalize_dtype(np.float64)
@@ -153,22 +180,82 @@ def _window(name: str, M: int, terms: list[tuple[float, float]]) -> Array:
 
 
 def hamming(M: int) -> Array:
-    """``0.54 - 0.46 cos(2 pi n / (M - 1))``."""
+    """The Hamming window: ``0.54 - 0.46 cos(2 pi n / (M - 1))`` for ``n = 0..M-1``.
+
+    ``M <= 0`` gives an empty array and ``M == 1`` ``[1.]``; the window is
+    computed in the default float dtype.
+
+    Args:
+        M: The number of points (concrete: it fixes the length).
+
+    Returns:
+        A 1-d float array of ``M`` points, symmetric, 1 at the center.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.round(rnp.hamming(5), 4)
+        Array([0.08, 0.54, 1.  , 0.54, 0.08], dtype=float32)
+    """
     return _window("hamming", M, [(0.54, 0), (-0.46, 1)])
 
 
 def hanning(M: int) -> Array:
-    """``0.5 - 0.5 cos(2 pi n / (M - 1))``."""
+    """The Hann window: ``0.5 - 0.5 cos(2 pi n / (M - 1))`` for ``n = 0..M-1``.
+
+    ``M <= 0`` gives an empty array and ``M == 1`` ``[1.]``; the window is
+    computed in the default float dtype.
+
+    Args:
+        M: The number of points (concrete: it fixes the length).
+
+    Returns:
+        A 1-d float array of ``M`` points, symmetric, 1 at the center.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.hanning(5)
+        Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
+    """
     return _window("hanning", M, [(0.5, 0), (-0.5, 1)])
 
 
 def blackman(M: int) -> Array:
-    """``0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))``."""
+    """The Blackman window: ``0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))``.
+
+    ``M <= 0`` gives an empty array and ``M == 1`` ``[1.]``; the window is
+    computed in the default float dtype.
+
+    Args:
+        M: The number of points (concrete: it fixes the length).
+
+    Returns:
+        A 1-d float array of ``M`` points, symmetric, 1 at the center.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.round(rnp.blackman(5), 4)
+        Array([-0.  ,  0.34,  1.  ,  0.34, -0.  ], dtype=float32)
+    """
     return _window("blackman", M, [(0.42, 0), (-0.5, 1), (0.08, 2)])
 
 
 def bartlett(M: int) -> Array:
-    """The triangular window ``1 - |2 n / (M - 1) - 1|``."""
+    """The Bartlett (triangular) window: ``1 - |2 n / (M - 1) - 1|`` for ``n = 0..M-1``.
+
+    ``M <= 0`` gives an empty array and ``M == 1`` ``[1.]``; the window is
+    computed in the default float dtype.
+
+    Args:
+        M: The number of points (concrete: it fixes the length).
+
+    Returns:
+        A 1-d float array of ``M`` points, symmetric, 1 at the center.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.bartlett(5)
+        Array([0. , 0.5, 1. , 0.5, 0. ], dtype=float32)
+    """
 
     M = _window_length("bartlett", M)
     if M <= 1:
