@@ -102,7 +102,26 @@ def gradient(
     ``varargs``: none (unit spacing), one for every axis, or one per axis,
     each a scalar step or the 1-d coordinates along that axis. One array per
     axis (the array itself for a single axis). ``f`` and the spacings are
-    promoted together to an inexact dtype."""
+    promoted together to an inexact dtype.
+
+    Args:
+        f: The sampled values.
+        *varargs: The spacings (see above).
+        axis: The axis or axes to differentiate along, or None for all
+            (keyword-only).
+        edge_order: 1 or 2, or None for 1 (keyword-only).
+
+    Returns:
+        An array of ``f``'s shape for one axis, else a list of them (NumPy
+        returns a tuple).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.gradient(rnp.array([1.0, 2.0, 4.0, 7.0]))
+        Array([1. , 1.5, 2.5, 3. ], dtype=float32)
+        >>> rnp.gradient(rnp.array([1.0, 4.0, 9.0]), rnp.array([1.0, 2.0, 3.0]))
+        Array([3., 4., 5.], dtype=float32)
+    """
     f = checked_array("gradient", f)
     spacings = [checked_array("gradient", h, i + 1) for i, h in enumerate(varargs)]
     f, *spacings = promote_dtypes_inexact("gradient", f, *spacings)
@@ -148,7 +167,24 @@ def trapezoid(y: ArrayLike, x: ArrayLike = None, dx: ArrayLike = 1.0, axis: int 
     without ``x``), as JAX: ``y`` and ``x`` are promoted together; an array
     ``dx`` lines up with ``y``'s trailing axes (its ``axis`` is the integration
     axis), and a spacing constant along that axis uses
-    ``dx * (sum(y) - (y[0] + y[-1]) / 2)``."""
+    ``dx * (sum(y) - (y[0] + y[-1]) / 2)``.
+
+    Args:
+        y: The sampled values.
+        x: The sample points (1-d, or ``y``'s shape), or None.
+        dx: The spacing when ``x`` is None (a scalar or an array).
+        axis: The axis to integrate along.
+
+    Returns:
+        An inexact array of ``y``'s shape without ``axis``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.trapezoid(rnp.array([1.0, 2.0, 3.0]))
+        Array(4., dtype=float32)
+        >>> rnp.trapezoid(rnp.array([1.0, 2.0, 3.0]), x=rnp.array([0.0, 1.0, 3.0]))
+        Array(6.5, dtype=float32)
+    """
 
     y = checked_array("trapezoid", y)
     if x is None:
@@ -174,7 +210,27 @@ def unwrap(
     p: ArrayLike, discont: ArrayLike = None, axis: int = -1, period: ArrayLike = 2 * math.pi
 ):
     """``p`` with jumps larger than ``discont`` (default ``period / 2``) along
-    ``axis`` replaced by their ``period``-complement (NumPy's algorithm)."""
+    ``axis`` replaced by their ``period``-complement (NumPy's algorithm).
+
+    ``p`` and ``period`` are promoted together: integers with an integer
+    period stay integers. Complex input is a ValueError.
+
+    Args:
+        p: The signal (phases, by default in radians).
+        discont: The largest jump left as it is, or None for ``period / 2``.
+        axis: The axis to unwrap along.
+        period: The period of the signal.
+
+    Returns:
+        An array of ``p``'s shape, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.unwrap(rnp.array([0.0, 0.75, 1.5, 0.25]), period=1.0)
+        Array([ 0.  , -0.25, -0.5 , -0.75], dtype=float32)
+        >>> rnp.unwrap(rnp.array([0, 6, 12, 2, 8]), period=10)
+        Array([  0,  -4,  -8,  -8, -12], dtype=int32)
+    """
 
     p = checked_array("unwrap", p)
     # The result keeps the joined dtype of p and period, as jnp: an integer

@@ -23,11 +23,26 @@ array_repr = np.array_repr
 array_str = np.array_str
 save = np.save
 savez = np.savez
-get_printoptions = np.get_printoptions
-set_printoptions = np.set_printoptions
-printoptions = np.printoptions
 ComplexWarning = np.exceptions.ComplexWarning
 character, flexible, object_ = np.character, np.flexible, np.object_
+
+
+def get_printoptions() -> dict[str, Any]:
+    """Alias of :func:`numpy.get_printoptions`: refimpl arrays print through
+    NumPy, so NumPy's print options are theirs."""
+    return np.get_printoptions()
+
+
+def set_printoptions(*args: Any, **kwargs: Any) -> None:
+    """Alias of :func:`numpy.set_printoptions`: refimpl arrays print through
+    NumPy, so NumPy's print options apply to them."""
+    np.set_printoptions(*args, **kwargs)
+
+
+def printoptions(*args: Any, **kwargs: Any) -> Any:
+    """Alias of :func:`numpy.printoptions`: a context manager setting NumPy's
+    print options (which refimpl arrays print with) inside a ``with`` block."""
+    return np.printoptions(*args, **kwargs)
 
 
 def _ndarray_type() -> type:
@@ -43,6 +58,24 @@ def load(file: Any, *args: Any, **kwargs: Any) -> Any:
     As JAX 0.10.2: NumPy writes bfloat16 as the raw void type ``V2``, so that
     comes back as bfloat16; a dtype no Array holds (``object``, strings) stays
     the NumPy array NumPy loaded, not a TypeError.
+
+    Args:
+        file: A file name or file-like object, as for ``numpy.load``.
+        *args: Passed on to ``numpy.load``.
+        **kwargs: Passed on to ``numpy.load``.
+
+    Returns:
+        A refimpl array for an ``.npy`` array of a supported dtype; else what
+        ``numpy.load`` returns.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> import io, numpy as np
+        >>> buffer = io.BytesIO()
+        >>> np.save(buffer, np.array([1, 2, 3], dtype=np.int32))
+        >>> _ = buffer.seek(0)
+        >>> rnp.load(buffer)
+        Array([1, 2, 3], dtype=int32)
     """
     out = np.load(file, *args, **kwargs)
     if not isinstance(out, np.ndarray):
@@ -56,12 +89,47 @@ def load(file: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Array:
-    """``numpy.frombuffer`` as a refimpl array (a copy; the dtype as given)."""
+    """The bytes of ``buffer`` read as a 1-d array: ``numpy.frombuffer``, as a refimpl array.
+
+    The data is copied; the dtype is taken as given (then canonicalized: a
+    float64 buffer gives float32 without x64).
+
+    Args:
+        buffer: An object exposing the buffer interface (``bytes``...).
+        dtype: The dtype of the elements.
+        count: The number of elements to read (-1 for all).
+        offset: The number of bytes to skip first.
+
+    Returns:
+        A 1-d array.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.frombuffer(bytes([1, 2, 3]), dtype=rnp.uint8)
+        Array([1, 2, 3], dtype=uint8)
+    """
     return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Array:
-    """``numpy.fromstring`` of text (``sep`` required, as NumPy's binary mode is gone)."""
+    """The numbers in ``string``, separated by ``sep``: ``numpy.fromstring`` of text.
+
+    ``sep`` is required, as NumPy's binary mode is gone.
+
+    Args:
+        string: The text.
+        dtype: The dtype of the elements.
+        count: The number of elements to read (-1 for all).
+        sep: The separator (keyword-only).
+
+    Returns:
+        A 1-d array.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fromstring("1 2 3", dtype=int, sep=" ")
+        Array([1, 2, 3], dtype=int32)
+    """
     return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
 
 
@@ -82,7 +150,25 @@ def fromfile(*args: Any, **kwargs: Any) -> Array:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
-    """``ri.dlpack.from_dlpack`` (zero-copy on CPU where possible)."""
+    """An array from an object implementing the DLPack protocol: ``ri.dlpack.from_dlpack``.
+
+    Zero-copy on CPU where possible.
+
+    Args:
+        x: An object with ``__dlpack__`` (a NumPy array, a JAX array...).
+        device: The device to put the result on, or None (keyword-only).
+        copy: Whether to copy (True), never copy (False) or copy if needed
+            (None; keyword-only).
+
+    Returns:
+        A refimpl array.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> import numpy as np
+        >>> rnp.from_dlpack(np.arange(3, dtype=np.int32))
+        Array([0, 1, 2], dtype=int32)
+    """
 
     return dlpack.from_dlpack(x, device=device, copy=copy)
 
