@@ -208,6 +208,8 @@ void Init(py::module_& m) {
       .def_property_readonly("id", [](const Device& d) { return d.info().id; })
       .def_property_readonly("kind", [](const Device& d) { return d.info().kind; })
       .def_property_readonly("platform", [](const Device& d) { return d.client->platform_name(); })
+      .def_property_readonly(
+          "client", [](const Device& d) { return d.client; }, "The Client the device belongs to.")
       .def_property_readonly("process_index",
                              [](const Device& d) { return d.info().process_index; })
       .def_property_readonly("local_hardware_id",
@@ -293,6 +295,9 @@ void Init(py::module_& m) {
       .def_property_readonly("process_index", &Client::process_index)
       .def_property_readonly("global_device_count", &Client::global_device_count)
       .def_property_readonly("process_count", &Client::process_count)
+      .def("live_executables", &Client::LiveExecutables,
+           "The executables of this client still alive (JAX's client.live_executables()): "
+           "each holds memory mappings of the process while it lives.")
       .def("devices",
            [](const std::shared_ptr<Client>& c) {
              std::vector<Device> devices;

@@ -334,7 +334,30 @@ std::shared_ptr<Executable> Client::Compile(const std::string& code, const std::
   args.compile_options = compile_options.data();
   args.compile_options_size = compile_options.size();
   CheckPjrt(a, a->PJRT_Client_Compile(&args), "PJRT_Client_Compile");
-  return std::make_shared<Executable>(shared_from_this(), args.executable);
+  auto executable = std::make_shared<Executable>(shared_from_this(), args.executable);
+  RegisterExecutable(executable);
+  return executable;
+}
+
+void Client::RegisterExecutable(const std::shared_ptr<Executable>& executable) {
+  std::lock_guard<std::mutex> lock(executables_mutex_);
+  if (executables_.size() >= prune_at_) {  // amortized: drop the dead ones
+    executables_.erase(
+        std::remove_if(executables_.begin(), executables_.end(),
+                       [](const std::weak_ptr<Executable>& e) { return e.expired(); }),
+        executables_.end());
+    prune_at_ = 2 * executables_.size() + 64;
+  }
+  executables_.push_back(executable);
+}
+
+std::vector<std::shared_ptr<Executable>> Client::LiveExecutables() const {
+  std::lock_guard<std::mutex> lock(executables_mutex_);
+  std::vector<std::shared_ptr<Executable>> live;
+  for (const auto& weak : executables_) {
+    if (auto executable = weak.lock()) live.push_back(std::move(executable));
+  }
+  return live;
 }
 
 }  // namespace refimpl

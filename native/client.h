@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -92,6 +93,13 @@ class Client : public std::enable_shared_from_this<Client> {
   int global_device_count() const { return global_device_count_; }
   int process_count() const { return process_count_; }
   const std::vector<DeviceInfo>& devices() const { return devices_; }
+
+  // The executables of this client that are still alive, in the order they
+  // were made (each compile and load registers its own). Every live CPU
+  // executable holds memory mappings of the process, so a process that
+  // keeps tens of thousands of them fails to compile more (docs/semantics.md 16.1).
+  std::vector<std::shared_ptr<Executable>> LiveExecutables() const;
+  void RegisterExecutable(const std::shared_ptr<Executable>& executable);
   // Index in devices() of `device`, or -1.
   int DeviceIndex(const PJRT_Device* device) const;
 
@@ -140,6 +148,9 @@ class Client : public std::enable_shared_from_this<Client> {
   int global_device_count_ = 0;
   int process_count_ = 1;
   std::vector<DeviceInfo> devices_;
+  mutable std::mutex executables_mutex_;
+  std::vector<std::weak_ptr<Executable>> executables_;  // guarded by executables_mutex_
+  std::size_t prune_at_ = 64;                           // guarded by executables_mutex_
 };
 
 }  // namespace refimpl

@@ -276,7 +276,9 @@ std::shared_ptr<Executable> Executable::DeserializeAndLoad(std::shared_ptr<Clien
   args.serialized_executable_size = bytes.size();
   CheckPjrt(api, api->PJRT_Executable_DeserializeAndLoad(&args),
             "PJRT_Executable_DeserializeAndLoad");
-  return std::make_shared<Executable>(std::move(client), args.loaded_executable);
+  auto executable = std::make_shared<Executable>(client, args.loaded_executable);
+  client->RegisterExecutable(executable);
+  return executable;
 }
 
 std::vector<std::pair<std::string, double>> Executable::CostAnalysis(bool* supported) const {
