@@ -38,7 +38,30 @@ def cov(
     mean is the weighted average and the divisor ``sum(w) - ddof`` (with
     ``aweights``, ``sum(w) - ddof * sum(w * aweights) / sum(w)``); weights
     are taken by absolute value, as JAX. ``dtype`` (inexact) converts the
-    data first."""
+    data first.
+
+    Args:
+        m: The data: a 1-d array (one variable) or a 2-d array of variables.
+        y: More variables, of ``m``'s layout, or None.
+        rowvar: Whether each row is a variable (else each column).
+        bias: Whether to divide by ``N`` (else ``N - 1``) when ``ddof`` is None.
+        ddof: The "delta degrees of freedom", or None for ``bias``'s.
+        fweights: Integer repeat counts of the observations, or None.
+        aweights: Importance weights of the observations, or None.
+        dtype: The inexact dtype to compute in, or None.
+
+    Returns:
+        The ``(k, k)`` covariance matrix of the ``k`` variables (a scalar
+        for one variable), in the inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.cov(rnp.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        Array([[ 1., -1.],
+               [-1.,  1.]], dtype=float32)
+        >>> rnp.cov(rnp.array([1.0, 2.0, 3.0]))
+        Array(1., dtype=float32)
+    """
     m = checked_array("cov", m)
     (m,) = promote_dtypes_inexact("cov", m)
     if dtype is not None:
@@ -119,7 +142,24 @@ def _observation_weights(fweights: Any, aweights: Any, n: int) -> Any:
 def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True, dtype: Any = None) -> Array:
     """The correlation coefficients ``cov[i, j] / sqrt(cov[i, i] cov[j, j])``,
     clipped to [-1, 1]; ``dtype`` (inexact) converts the data first, as
-    :func:`cov`."""
+    :func:`cov`.
+
+    Args:
+        x: The data: a 1-d array (one variable) or a 2-d array of variables.
+        y: More variables, of ``x``'s layout, or None.
+        rowvar: Whether each row is a variable (else each column).
+        dtype: The inexact dtype to compute in, or None.
+
+    Returns:
+        The ``(k, k)`` matrix of correlation coefficients (a scalar for one
+        variable).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.corrcoef(rnp.array([1.0, 2.0, 3.0]), rnp.array([2.0, 4.0, 6.0]))
+        Array([[1., 1.],
+               [1., 1.]], dtype=float32)
+    """
 
     if dtype is not None and not dtypes.is_inexact(canonical_dtype("corrcoef", dtype)):
         raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got {dtype=}")

@@ -51,6 +51,28 @@ def histogramdd(
     the last is closed; points outside every bin are not counted. ``weights``
     (one per point) sum instead of counting; ``density`` divides by the total
     and by each bin's volume. Returns ``(hist, [edges per dimension])``.
+    Unweighted counts are int32, as JAX's (NumPy's are floats).
+
+    Args:
+        sample: The points, an ``(N, D)`` array.
+        bins: An int, edges, or one of those per dimension.
+        range: One ``(lo, hi)`` pair (or None) per dimension, or None.
+        weights: One weight per point, or None.
+        density: Whether to normalize to a probability density.
+
+    Returns:
+        A pair ``(hist, edges)``: the ``D``-dimensional counts and a list of
+        ``D`` 1-d edge arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> points = rnp.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]])
+        >>> hist, edges = rnp.histogramdd(points, bins=2)
+        >>> hist
+        Array([[1, 0],
+               [1, 1]], dtype=int32)
+        >>> edges
+        [Array([0. , 0.5, 1. ], dtype=float32), Array([0. , 0.5, 1. ], dtype=float32)]
     """
 
     sample = checked_array("histogramdd", sample, 0)
@@ -129,7 +151,30 @@ def histogram2d(
     density: bool | None = None,
 ) -> tuple[Array, Array, Array]:
     """:func:`histogramdd` of the points ``(x[i], y[i])``: ``(hist, x_edges,
-    y_edges)``. ``bins`` is an int, one edges array for both, or a pair."""
+    y_edges)``. ``bins`` is an int, one edges array for both, or a pair.
+    Unweighted counts are int32, as JAX's (NumPy's are floats).
+
+    Args:
+        x: The first coordinates, 1-d.
+        y: The second coordinates, 1-d like ``x``.
+        bins: An int, one edges array for both axes, or a pair of those.
+        range: A pair of ``(lo, hi)`` pairs (or None), or None.
+        weights: One weight per point, or None.
+        density: Whether to normalize to a probability density.
+
+    Returns:
+        A triple ``(hist, x_edges, y_edges)``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> x, y = rnp.array([0.0, 1.0, 1.0]), rnp.array([0.0, 1.0, 0.0])
+        >>> hist, x_edges, y_edges = rnp.histogram2d(x, y, bins=2)
+        >>> hist
+        Array([[1, 0],
+               [1, 1]], dtype=int32)
+        >>> x_edges
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
 
     x = checked_array("histogram2d", x, 0)
     y = checked_array("histogram2d", y, 1)
