@@ -224,6 +224,15 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\['again'\]: expected RuntimeError .*, got ValueError: INVALID_ARGUMENT",),
     ),
     KnownDifference(
+        "jit.paths/unread/donated_unread",
+        "jax",
+        "SPEC: after a call, every donated array is deleted. jax 0.10.2 prunes an argument "
+        "its program does not read before it donates (keep_unused=False), so an unread "
+        "donated array stays alive (docs/semantics.md, which arguments a jit's executable "
+        "takes).",
+        differs=(r"^\['deleted'\]: expected True, got False$",),
+    ),
+    KnownDifference(
         "donation/negative-argnum",
         "jax",
         "SPEC: donate_argnums follows static_argnums conventions, negative ints included. "

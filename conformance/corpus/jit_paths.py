@@ -9,6 +9,8 @@
 * ``ShapeDtypeStruct`` results of ``eval_shape`` (ndim, size, equality,
   hash, repr) and one passed where a value is needed;
 * a jitted function as a method, ``clear_cache``;
+* arguments the program does not read (pruned from the pjrt executable, as
+  JAX's), a donated one after them, an unread donated one;
 * the argument checks of ``jit`` (static/donated numbers and names).
 """
 
@@ -370,6 +372,42 @@ def _int_of_a_numpy_constant(ns: Any) -> Any:
     return ns.to_numpy(ns.jit(lambda x: x + int(ns.np_.asarray(np.int32(3))))(1)).tolist()
 
 
+def _unread(ns: Any) -> Any:
+    """Arguments the program does not read (JAX's executable has no parameter
+    for them, refimpl's pjrt one neither): values over a miss, C++ hits and a
+    compiled call, with NumPy, Python and device arguments, in a dict too."""
+    f = ns.jit(lambda x, y, z: y * 2)
+    g = ns.jit(lambda d: d["b"] - 1)
+    dev = ns.asarray(X)
+    outs = [f(X, X + 1, 3.0), f(X, X + 2, 4.0), f(dev, X, dev), f(1, dev, X), f(2, dev, X)]
+    outs.append(f.lower(X, X, X).compile()(X + 2, X + 3, X))
+    outs += [g({"a": X, "b": dev, "c": 2}), g({"a": dev, "b": X, "c": 3})]
+    outs.append(ns.jit(lambda x, y: 5.0)(X, dev))
+    return outs
+
+
+def _donated_after_unread(ns: Any) -> Any:
+    """A donated argument after an unread one (its position among the
+    executable's parameters is not its position among the arguments):
+    deleted, its output right, over a miss and hits."""
+    f = ns.jit(lambda u, v: v + 1, donate_argnums=1)
+    x = ns.asarray(X)
+    outs = []
+    for _ in range(3):
+        y = f(X, x)
+        outs.append((y, ns.is_deleted(x)))
+        x = y
+    return outs
+
+
+def _donated_unread(ns: Any) -> Any:
+    """An unread donated argument: deleted in refimpl (SPEC "Donation"),
+    left alive by JAX, which prunes it (known.py)."""
+    f = ns.jit(lambda u, v: u + 1, donate_argnums=1)
+    w = ns.asarray(X)
+    return {"out": f(X, w), "deleted": ns.is_deleted(w)}
+
+
 def cases() -> Iterator[Case]:
     yield _case("ref/repeated", _ref_repeated(False))
     yield _case("ref/repeated_host_callback", _ref_repeated(True))
@@ -394,6 +432,9 @@ def cases() -> Iterator[Case]:
     yield script_case("jit.paths/explain_cache_misses", _explain_misses,
                       expect=[True] * len(MISS_LINES) + [len(MISS_LINES), 4])  # fmt: skip
     yield _case("identity_of_scalars", _identity_of_scalars)
+    yield _case("unread/values", _unread)
+    yield _case("unread/donated_after_unread", _donated_after_unread)
+    yield _case("unread/donated_unread", _donated_unread)
     yield script_case("jit.paths/numpy_constant/int_of_asarray", _int_of_a_numpy_constant,
                       expect=4)  # fmt: skip
     for name, build in ERRORS:
