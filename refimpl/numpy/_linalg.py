@@ -89,7 +89,29 @@ def dot(
     otherwise the sum over ``a``'s last axis and ``b``'s second-to-last (its
     only, if ``b`` is a vector). Result shape ``a.shape[:-1] + b.shape[:-2] +
     b.shape[-1:]``. ``out_sharding``: the result's sharding over a mesh (see
-    ``lax.dot_general``)."""
+    ``lax.dot_general``). One ``dot_general`` takes both operands' dtypes
+    (the result is their promoted type).
+
+    Args:
+        a: The first array or scalar.
+        b: The second array or scalar.
+        precision: The ``lax`` precision of the contraction (keyword-only).
+        preferred_element_type: The dtype to accumulate and return in, or None
+            for the promoted one (keyword-only).
+        out_sharding: The result's sharding over a mesh, or None
+            (keyword-only).
+
+    Returns:
+        The product, of the shape described above.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.dot(rnp.array([1, 2, 3]), rnp.array([4, 5, 6]))
+        Array(32, dtype=int32)
+        >>> rnp.dot(rnp.array([[1, 2], [3, 4]]), rnp.array([[5], [6]]))
+        Array([[17],
+               [39]], dtype=int32)
+    """
     dtype, weak = product_type("dot", (a, b), preferred_element_type)
     a_ndim, b_ndim = aval_of(a, "dot", 0).ndim, aval_of(b, "dot", 1).ndim
     if a_ndim == 0 or b_ndim == 0:
@@ -118,7 +140,29 @@ def matmul(
     1-D ``b`` a column vector; their added axis is removed again.
     ``out_sharding``: the result's sharding over a mesh (see
     ``lax.dot_general``), of the result's rank; matmul of a vector takes
-    none (NotImplementedError)."""
+    none (NotImplementedError). Scalars are a ValueError.
+
+    Args:
+        a: The first array, of at least one dimension.
+        b: The second array, of at least one dimension.
+        precision: The ``lax`` precision of the contraction (keyword-only).
+        preferred_element_type: The dtype to accumulate and return in, or None
+            for the promoted one (keyword-only).
+        out_sharding: The result's sharding over a mesh, or None
+            (keyword-only).
+
+    Returns:
+        The product: the broadcast batch shape, then ``a``'s rows and ``b``'s
+        columns (less a vector operand's added axis).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.matmul(rnp.array([[1, 2], [3, 4]]), rnp.array([[5, 6], [7, 8]]))
+        Array([[19, 22],
+               [43, 50]], dtype=int32)
+        >>> rnp.matmul(rnp.ones((3, 2, 4)), rnp.ones((4, 5))).shape
+        (3, 2, 5)
+    """
     a_shape, b_shape = aval_of(a, "matmul", 0).shape, aval_of(b, "matmul", 1).shape
     for position, shape in enumerate((a_shape, b_shape)):
         if len(shape) == 0:
@@ -225,6 +269,33 @@ def einsum(
     to the one ``dot_general`` of a two-operand einsum (its axes in that
     product's order, as JAX 0.10.2); other einsums take none
     (NotImplementedError: JAX types them in Auto mode, not modelled).
+
+    Args:
+        subscripts: The labels, as a string (``"ij,jk->ik"``), or the first
+            operand in NumPy's interleaved form
+            (``einsum(a, [0, 1], b, [1, 2], [0, 2])``).
+        *operands: The arrays (and, in the interleaved form, their label
+            lists and the output's).
+        out: Must be None (NotImplementedError otherwise; keyword-only).
+        optimize: A contraction path, or anything else for the greedy order
+            (keyword-only).
+        precision: The ``lax`` precision of the contraction (keyword-only).
+        preferred_element_type: The dtype to accumulate and return in, or None
+            for the promoted one (keyword-only).
+        out_sharding: The result's sharding over a mesh, or None
+            (keyword-only).
+
+    Returns:
+        An array of the output labels' shape, in the operands' promoted dtype
+        (or ``preferred_element_type``).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.einsum("ii->", rnp.array([[1, 2], [3, 4]]))
+        Array(5, dtype=int32)
+        >>> rnp.einsum("i,j->ij", rnp.array([1, 2]), rnp.array([3, 4, 5]))
+        Array([[ 3,  4,  5],
+               [ 6,  8, 10]], dtype=int32)
     """
     if out is not None:
         raise NotImplementedError("einsum: the out argument is not supported")
@@ -459,7 +530,26 @@ def einsum_path(subscripts: str, /, *operands: ArrayLike, optimize: Any = "auto"
     (smallest intermediate first); JAX's comes from opt_einsum and may differ
     for three or more operands, while either path gives the same einsum.
     ``description`` is a text listing each contraction. An explicit path as
-    ``optimize`` is returned as it is (after checking)."""
+    ``optimize`` is returned as it is (after checking). (NumPy's path starts
+    with the string ``"einsum_path"`` and its description is another text.)
+
+    Args:
+        subscripts: The labels, as for :func:`einsum`.
+        *operands: The arrays (only their shapes are used).
+        optimize: An explicit path, or anything else for the greedy order
+            (keyword-only).
+
+    Returns:
+        A pair ``(path, description)``: a list of tuples of positions, and a
+        string.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> a, b, c = rnp.ones((2, 3)), rnp.ones((3, 4)), rnp.ones((4, 5))
+        >>> path, description = rnp.einsum_path("ij,jk,kl->il", a, b, c)
+        >>> path
+        [(0, 1), (0, 1)]
+    """
     subscripts, operands = _subscripts("einsum_path", subscripts, operands)
     if not operands:
         raise ValueError("einsum_path: at least one operand is required")
