@@ -221,7 +221,28 @@ def _new_axes(x: Any, items: list[tuple[str, Any]]) -> tuple[Any, list[tuple[str
 
 
 def getitem(x: ArrayLike, index: Any) -> Array:
-    """``x[index]`` with NumPy's rules (see the module docstring)."""
+    """``x[index]``: the elements of ``x`` an index picks, by NumPy's rules with JAX's choices.
+
+    Basic indices (ints, slices, ``None``, ``...``) must be concrete; a
+    static int out of range is clamped (an IndexError with the
+    ``checked_indexing`` option); integer arrays gather, out-of-range entries
+    clamped; bool masks must be concrete (see the module docstring).
+    ``x[index]`` on a refimpl array calls this function.
+
+    Args:
+        x: The array to index.
+        index: An index or a tuple of them.
+
+    Returns:
+        An array of ``x``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.getitem(rnp.arange(6).reshape(2, 3), (1, slice(None, None, -1)))
+        Array([5, 4, 3], dtype=int32)
+        >>> rnp.getitem(rnp.arange(5), rnp.array([0, -1, 9]))
+        Array([0, 4, 4], dtype=int32)
+    """
     aval_of(x, "getitem", 0)
     check_python_ints(index, "getitem")
     x, items = _normalize(x, index)
@@ -652,7 +673,30 @@ def take(
     ``mode`` (JAX's): ``"fill"`` (default) counts negative indices from the end and
     returns ``fill_value`` (NaN, or the integer minimum/maximum, or True) for
     indices still out of range; ``"clip"`` clamps (negative -> 0); ``"wrap"``
-    takes indices modulo the axis size.
+    takes indices modulo the axis size. NumPy's ``"raise"`` is
+    NotImplementedError, and bool indices are the positions 0 and 1 (not a
+    mask), as JAX's.
+
+    Args:
+        a: The array to take from.
+        indices: Integer indices.
+        axis: The axis to take along, or None for the flattened ``a``.
+        out: Must be None (NotImplementedError otherwise).
+        mode: ``"fill"`` (None), ``"clip"`` or ``"wrap"``.
+        unique_indices: Accepted and ignored (a hint in JAX).
+        indices_are_sorted: Accepted and ignored (a hint in JAX).
+        fill_value: The value out-of-range indices read in ``"fill"`` mode, or
+            None for the default.
+
+    Returns:
+        An array of ``a``'s dtype and the shape given above.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.take(rnp.array([10, 20, 30]), rnp.array([2, 0]))
+        Array([30, 10], dtype=int32)
+        >>> rnp.take(rnp.array([10.0, 20.0, 30.0]), rnp.array([0, 5]))
+        Array([10., nan], dtype=float32)
     """
     if out is not None:
         raise NotImplementedError("take: the out argument is not supported")

@@ -155,7 +155,32 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
 
     ``constant_values`` is a scalar or anything broadcastable to ``(ndim, 2)``
     (before/after per axis); corners take the later axis's value, as in
-    NumPy. It is converted to the array's dtype.
+    NumPy. It is converted to the array's dtype. A callable ``mode`` is
+    NumPy's ``padding_func(vector, iaxis_pad_width, iaxis, kwargs)``,
+    returning the padded vector. An unknown mode is NotImplementedError, as
+    JAX's.
+
+    Args:
+        array: The array to pad.
+        pad_width: The widths: an int for all, ``(before, after)`` for all
+            axes, or one such pair per axis.
+        mode: The padding mode (a string above, or a callable).
+        **kwargs: The mode's options (``constant_values``, ``end_values``,
+            ``reflect_type``, ``stat_length``).
+
+    Returns:
+        The padded array, in ``array``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.pad(rnp.array([1, 2, 3]), 2)
+        Array([0, 0, 1, 2, 3, 0, 0], dtype=int32)
+        >>> rnp.pad(rnp.array([1, 2, 3]), (1, 2), mode="edge")
+        Array([1, 1, 2, 3, 3, 3], dtype=int32)
+        >>> rnp.pad(rnp.array([[1, 2], [3, 4]]), ((0, 1), (1, 0)), constant_values=9)
+        Array([[9, 1, 2],
+               [9, 3, 4],
+               [9, 9, 9]], dtype=int32)
     """
     aval = aval_of(array, "pad", 0)
     if callable(mode):

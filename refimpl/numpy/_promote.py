@@ -31,7 +31,26 @@ from refimpl.core import ShapedArray
 
 
 def is_operand(value: Any) -> bool:
-    """Whether an operator's other side is something we compute with."""
+    """Whether ``value`` is something refimpl.numpy computes with: an operand.
+
+    Arrays (refimpl, NumPy), tracers, NumPy scalars and Python scalars are
+    operands; lists, strings and other objects are not. The array types'
+    operators use it to decide whether to answer ``NotImplemented`` for their
+    other side.
+
+    Args:
+        value: Any object.
+
+    Returns:
+        A Python bool.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.is_operand(rnp.ones(2)), rnp.is_operand(3.0)
+        (True, True)
+        >>> rnp.is_operand([1, 2]), rnp.is_operand("abc")
+        (False, False)
+    """
     return tracing.is_array_like(value)
 
 

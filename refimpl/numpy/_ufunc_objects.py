@@ -292,7 +292,32 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
 
 
 def frompyfunc(func: Callable[..., Any], /, nin: int, nout: int, *, identity: Any = None) -> ufunc:
-    """``func`` as a :class:`ufunc` with ``nin`` inputs and ``nout`` outputs."""
+    """``func`` as a :class:`ufunc` with ``nin`` inputs and ``nout`` outputs.
+
+    Calling the ufunc maps ``func`` over the broadcast arguments (by
+    :func:`vectorize`, so ``func`` sees scalars and must be traceable); a
+    binary one-output ufunc also has ``reduce``, ``accumulate``,
+    ``reduceat``, ``outer`` and ``at``. Unlike NumPy's (whose results are
+    object arrays), the results have the dtypes ``func`` computes.
+
+    Args:
+        func: A function of ``nin`` scalars returning ``nout`` values.
+        nin: The number of inputs.
+        nout: The number of outputs.
+        identity: The starting value of reductions of empty arrays (and of
+            ``where``-masked ones), or None (keyword-only).
+
+    Returns:
+        A :class:`ufunc` object.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> add = rnp.frompyfunc(lambda x, y: x + y, 2, 1, identity=0)
+        >>> add(rnp.array([1, 2]), 10)
+        Array([11, 12], dtype=int32)
+        >>> add.reduce(rnp.array([1, 2, 3]))
+        Array(6, dtype=int32)
+    """
     return ufunc(func, nin, nout, identity=identity)
 
 

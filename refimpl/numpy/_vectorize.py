@@ -73,7 +73,29 @@ def vectorize(
     like ``"(m,n),(n)->(m)"`` names each argument's trailing core dims, which
     ``pyfunc`` receives whole (sizes checked for consistency, outputs
     checked against their core dims). ``excluded``: positions (ints) or
-    keyword names passed through unmapped; ``None`` arguments pass through too."""
+    keyword names passed through unmapped; ``None`` arguments pass through too.
+    Since ``pyfunc`` runs on traced values, Python control flow on them is a
+    TracerBoolConversionError (use :func:`where`).
+
+    Args:
+        pyfunc: The function to map.
+        excluded: Positions and keyword names of the arguments not mapped
+            (keyword-only).
+        signature: A gufunc signature, or None for scalar inputs and outputs
+            (keyword-only).
+
+    Returns:
+        The mapped function (with ``pyfunc``'s name and docstring).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.vectorize(lambda x, y: x * 10 + y)(rnp.array([1, 2]), rnp.array([[3], [4]]))
+        Array([[13, 23],
+               [14, 24]], dtype=int32)
+        >>> row_sums = rnp.vectorize(lambda v: v.sum(), signature="(n)->()")
+        >>> row_sums(rnp.array([[1, 2], [3, 4]]))
+        Array([3, 7], dtype=int32)
+    """
     if any(not isinstance(e, (int, str)) for e in excluded):
         raise TypeError(f"vectorize: excluded must hold ints and strs, got {excluded!r}")
     if any(isinstance(e, int) and e < 0 for e in excluded):
@@ -154,8 +176,26 @@ def vectorize(
 def apply_along_axis(
     func1d: Callable[..., Any], axis: int, arr: ArrayLike, *args: Any, **kwargs: Any
 ):
-    """``func1d`` applied to every 1-d slice along ``axis`` (by ``vmap`` over
-    the other axes); the function's output dims take the place of ``axis``."""
+    """``func1d`` applied to every 1-d slice of ``arr`` along ``axis``.
+
+    By ``vmap`` over the other axes; the function's output dims take the
+    place of ``axis``. A 1-d ``arr`` is passed to ``func1d`` as given.
+
+    Args:
+        func1d: A function of a 1-d array (and ``args``, ``kwargs``).
+        axis: The axis whose slices ``func1d`` receives.
+        arr: The input array.
+        *args: More positional arguments for ``func1d``.
+        **kwargs: Keyword arguments for ``func1d``.
+
+    Returns:
+        An array: ``arr``'s other axes around ``func1d``'s output axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.apply_along_axis(lambda v: v[0] + v[-1], 1, rnp.array([[1, 2, 3], [4, 5, 6]]))
+        Array([ 4, 10], dtype=int32)
+    """
 
     given = arr
     arr = checked_array("apply_along_axis", arr, 2)
@@ -184,8 +224,25 @@ def apply_along_axis(
 
 
 def apply_over_axes(func: Callable[[Any, int], Any], a: ArrayLike, axes: Any) -> Array:
-    """``func(a, axis)`` for each axis in turn, keeping the rank (a reduced axis
-    comes back with size 1)."""
+    """``func(a, axis)`` applied for each axis in turn, keeping the rank.
+
+    A reduced axis comes back with size 1, so the next call sees the same
+    number of dimensions.
+
+    Args:
+        func: A function of an array and an axis (a reduction such as
+            :func:`sum`), returning an array of the same rank or one less.
+        a: The input array.
+        axes: The axes, in order.
+
+    Returns:
+        An array of ``a``'s rank.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.apply_over_axes(rnp.sum, rnp.arange(6).reshape(2, 3), [0, 1])
+        Array([[15]], dtype=int32)
+    """
     a = checked_array("apply_over_axes", a, 1)
     for axis in axes:
         out = func(a, axis)
