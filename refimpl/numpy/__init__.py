@@ -163,9 +163,14 @@ for _name in _jit_boundary.STATIC_ARGNAMES:
 # jnp.reshape hands a NumPy array or scalar to its own reshape method, as JAX's
 reshape = _shape.forwarding_to_numpy(globals()["reshape"])
 
+# NumPy's own functions that jax.numpy exports as they are (jnp.iterable is
+# np.iterable): the wrappers below leave them alone
+_NUMPY_OWN_FUNCTIONS = ("iterable",)
+_own_functions = [_n for _n in __all__ if _n not in _NUMPY_OWN_FUNCTIONS]
+
 # Objects defining __jax_array__ are converted where JAX's jnp functions convert
 # them, refused where JAX's jit boundary would abstract them (jax_array_protocol.py)
-_jax_array_protocol.install(globals(), __all__)
+_jax_array_protocol.install(globals(), _own_functions)
 _jax_array_protocol.install(vars(linalg), linalg.__all__, "linalg.")
 _jax_array_protocol.install(vars(fft), fft.__all__, "fft.")
 for _name in ("reduce", "accumulate", "reduceat", "at"):
@@ -177,7 +182,7 @@ for _name in ("reduce", "accumulate", "reduceat", "at"):
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
-_fast_functions.wrap_module(globals(), __all__)
+_fast_functions.wrap_module(globals(), _own_functions)
 # and the function each of the module's ufunc objects calls (rnp.add(x, y)):
 # a namespace whose every rebinding (the Python wrapper now, the C++ entry
 # when the PJRT backend loads) is installed in its ufunc object
