@@ -177,7 +177,9 @@ def block(arrays: Any) -> Array:
 
 
 def sort_complex(a: ArrayLike) -> Array:
-    """``sort(a)`` as a complex array (by real part, then imaginary part), of
+    """``a`` sorted along its last axis, as a complex array.
+
+    ``sort(a)`` as a complex array (by real part, then imaginary part), of
     the complex type of ``a``'s width as JAX's ``to_complex_dtype``: complex128
     for 64-bit input (with x64), complex64 otherwise (float32, int32, bool).
 

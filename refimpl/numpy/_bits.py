@@ -35,7 +35,9 @@ def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
 
 
 def spacing(x: ArrayLike, /) -> Array:
-    """The distance from ``x`` to the next float away from zero (toward +inf
+    """The distance from ``x`` to the next float away from zero, elementwise.
+
+    The distance from ``x`` to the next float away from zero (toward +inf
     for float16, as NumPy); ``+-`` the smallest subnormal where that distance
     rounds to zero. Real floating types only (integers promote; complex is a
     ValueError). The distance is that of ``x``'s dtype: float32 without x64,
@@ -127,7 +129,9 @@ def _bit_weights(bitorder: str, name: str) -> np.ndarray:
 
 
 def packbits(a: ArrayLike, axis: int | None = None, bitorder: str = "big") -> Array:
-    """Each run of 8 elements along ``axis`` (the flattened array for
+    """The elements of ``a`` packed into the bits of uint8 values.
+
+    Each run of 8 elements along ``axis`` (the flattened array for
     ``None``; zero-padded at the end) as one uint8, nonzero elements being
     one bits, the first element the highest bit (``bitorder="big"``) or the lowest.
 
@@ -171,7 +175,9 @@ def packbits(a: ArrayLike, axis: int | None = None, bitorder: str = "big") -> Ar
 def unpackbits(
     a: ArrayLike, axis: int | None = None, count: int | None = None, bitorder: str = "big"
 ) -> Array:
-    """The inverse of :func:`packbits`: each uint8 becomes 8 elements (0/1,
+    """The bits of the uint8 values of ``a``, as an array of 0s and 1s.
+
+    The inverse of :func:`packbits`: each uint8 becomes 8 elements (0/1,
     uint8) along ``axis``; ``count`` keeps the first ``count`` (or pads with zeros;
     a negative ``count`` drops that many from the end).
 

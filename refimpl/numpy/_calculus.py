@@ -96,7 +96,9 @@ def _gradient_axis(f: Any, h: Any, axis: int, edge_order: int) -> Any:
 def gradient(
     f: ArrayLike, *varargs: ArrayLike, axis: Any = None, edge_order: int | None = None
 ) -> Any:
-    """Second-order central differences inside and one-sided differences of
+    """The gradient of the sampled function ``f``, by finite differences along each axis.
+
+    Second-order central differences inside and one-sided differences of
     order ``edge_order`` (1, the default, or 2 as NumPy; JAX takes only the
     default) at the ends, along each axis in ``axis`` (all by default).
     ``varargs``: none (unit spacing), one for every axis, or one per axis,
@@ -163,7 +165,9 @@ def gradient(
 
 
 def trapezoid(y: ArrayLike, x: ArrayLike = None, dx: ArrayLike = 1.0, axis: int = -1) -> Array:
-    """``sum((y[1:] + y[:-1]) / 2 * diff(x))`` along ``axis`` (spacing ``dx``
+    """The integral of ``y`` along ``axis`` by the trapezoidal rule.
+
+    ``sum((y[1:] + y[:-1]) / 2 * diff(x))`` along ``axis`` (spacing ``dx``
     without ``x``), as JAX: ``y`` and ``x`` are promoted together; an array
     ``dx`` lines up with ``y``'s trailing axes (its ``axis`` is the integration
     axis), and a spacing constant along that axis uses
@@ -209,7 +213,9 @@ def trapezoid(y: ArrayLike, x: ArrayLike = None, dx: ArrayLike = 1.0, axis: int 
 def unwrap(
     p: ArrayLike, discont: ArrayLike = None, axis: int = -1, period: ArrayLike = 2 * math.pi
 ):
-    """``p`` with jumps larger than ``discont`` (default ``period / 2``) along
+    """``p`` unwrapped: jumps larger than ``discont`` replaced by their ``period``-complement.
+
+    ``p`` with jumps larger than ``discont`` (default ``period / 2``) along
     ``axis`` replaced by their ``period``-complement (NumPy's algorithm).
 
     ``p`` and ``period`` are promoted together: integers with an integer

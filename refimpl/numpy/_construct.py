@@ -155,7 +155,9 @@ def triu(m: ArrayLike, k: int = 0) -> Array:
 
 
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
-    """The elements ``a[..., i, i + offset]`` of the plane ``(axis1, axis2)``, as a
+    """The diagonal of ``a`` at ``offset`` in the plane of ``axis1`` and ``axis2``.
+
+    The elements ``a[..., i, i + offset]`` of the plane ``(axis1, axis2)``, as a
     new last axis (the other axes first, in order).
 
     A gather of the flattened plane at ``i * (cols + 1) + offset`` (rows
@@ -361,7 +363,9 @@ def copy(a: ArrayLike, order: Any = None) -> Array:
 
 
 def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
-    """Coordinate matrices from 1-D coordinate vectors; ``indexing="xy"`` swaps
+    """Coordinate grids from 1-d coordinate vectors.
+
+    Coordinate matrices from 1-D coordinate vectors; ``indexing="xy"`` swaps
     the first two output axes (Cartesian), ``"ij"`` does not (matrix). The
     outputs are always new arrays: ``copy=False`` (NumPy's views) is JAX's
     ValueError.
@@ -514,7 +518,9 @@ def geomspace(
     dtype: Any = None,
     axis: int = 0,
 ) -> Array:
-    """A geometric sequence from ``start`` to ``stop``, as JAX computes it:
+    """Numbers spaced evenly on a log scale from ``start`` to ``stop``.
+
+    A geometric sequence from ``start`` to ``stop``, as JAX computes it:
     ``s * logspace(log10(start / s), log10(stop / s))`` with ``s = sign(start)``,
     built along axis 0 and then moved to ``axis``. ``start`` and ``stop``
     broadcast against each other; a complex sequence follows NumPy 2's path
@@ -593,7 +599,9 @@ def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float
 
 
 def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Array:
-    """``x[:, None] ** p`` for the powers ``p = N - 1, ..., 0`` (``0, ..., N - 1``
+    """The Vandermonde matrix of ``x``: its columns are powers of ``x``.
+
+    ``x[:, None] ** p`` for the powers ``p = N - 1, ..., 0`` (``0, ..., N - 1``
     with ``increasing``), as JAX 0.10.2: ``p`` is an array of x's own dtype
     (an iota), so the result is strong, a bool ``x`` is iota's TypeError, and
     the derivative at 0 is ``p * 0 ** (p - 1)``: nan in the ``p = 0`` column.

@@ -32,7 +32,9 @@ def cov(
     aweights: Any = None,
     dtype: Any = None,
 ):
-    """The covariance matrix of the variables (rows with ``rowvar``) of ``m``
+    """The covariance matrix of the variables of ``m`` (and ``y``).
+
+    The covariance matrix of the variables (rows with ``rowvar``) of ``m``
     (and ``y``). ``fweights`` (integer repeat counts) and ``aweights``
     (importance weights) weight the observations as NumPy's and JAX's: the
     mean is the weighted average and the divisor ``sum(w) - ddof`` (with
@@ -140,7 +142,9 @@ def _observation_weights(fweights: Any, aweights: Any, n: int) -> Any:
 
 
 def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True, dtype: Any = None) -> Array:
-    """The correlation coefficients ``cov[i, j] / sqrt(cov[i, i] cov[j, j])``,
+    """The Pearson correlation coefficients of the variables of ``x`` (and ``y``).
+
+    The correlation coefficients ``cov[i, j] / sqrt(cov[i, i] cov[j, j])``,
     clipped to [-1, 1]; ``dtype`` (inexact) converts the data first, as
     :func:`cov`.
 

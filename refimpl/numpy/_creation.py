@@ -811,7 +811,9 @@ def linspace(
     dtype: DTypeLike = None,
     axis: int = 0,
 ) -> Array | tuple[Array, Array]:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive with
+    """``num`` evenly spaced numbers from ``start`` to ``stop``.
+
+    ``num`` evenly spaced values from ``start`` to ``stop`` (inclusive with
     ``endpoint``), as ``start * (1 - t) + stop * t`` for ``t = i / div`` -- JAX's
     formula, which hits both ends exactly. ``start``/``stop`` may be arrays
     (the new axis is ``axis``). Integer dtypes take the floor.

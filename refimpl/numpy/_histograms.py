@@ -150,7 +150,9 @@ def histogram2d(
     weights: ArrayLike = None,
     density: bool | None = None,
 ) -> tuple[Array, Array, Array]:
-    """:func:`histogramdd` of the points ``(x[i], y[i])``: ``(hist, x_edges,
+    """The two-dimensional histogram of the points ``(x[i], y[i])``.
+
+    :func:`histogramdd` of the points ``(x[i], y[i])``: ``(hist, x_edges,
     y_edges)``. ``bins`` is an int, one edges array for both, or a pair.
     Unweighted counts are int32, as JAX's (NumPy's are floats).
 

@@ -667,7 +667,9 @@ def take(
     indices_are_sorted: bool = False,
     fill_value: Any = None,
 ) -> Array:
-    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` when
+    """The elements of ``a`` at ``indices`` along ``axis``.
+
+    Elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` when
     None); the result has shape ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``.
 
     ``mode`` (JAX's): ``"fill"`` (default) counts negative indices from the end and

@@ -28,20 +28,24 @@ character, flexible, object_ = np.character, np.flexible, np.object_
 
 
 def get_printoptions() -> dict[str, Any]:
-    """Alias of :func:`numpy.get_printoptions`: refimpl arrays print through
-    NumPy, so NumPy's print options are theirs."""
+    """Alias of :func:`numpy.get_printoptions`.
+
+    refimpl arrays print through NumPy, so NumPy's print options are theirs."""
     return np.get_printoptions()
 
 
 def set_printoptions(*args: Any, **kwargs: Any) -> None:
-    """Alias of :func:`numpy.set_printoptions`: refimpl arrays print through
-    NumPy, so NumPy's print options apply to them."""
+    """Alias of :func:`numpy.set_printoptions`.
+
+    refimpl arrays print through NumPy, so NumPy's print options apply to them."""
     np.set_printoptions(*args, **kwargs)
 
 
 def printoptions(*args: Any, **kwargs: Any) -> Any:
-    """Alias of :func:`numpy.printoptions`: a context manager setting NumPy's
-    print options (which refimpl arrays print with) inside a ``with`` block."""
+    """Alias of :func:`numpy.printoptions`.
+
+    A context manager setting NumPy's print options (which refimpl arrays
+    print with) inside a ``with`` block."""
     return np.printoptions(*args, **kwargs)
 
 

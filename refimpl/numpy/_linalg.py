@@ -85,7 +85,9 @@ def dot(
     preferred_element_type: Any = None,
     out_sharding: Any = None,
 ) -> Array:
-    """NumPy's ``dot``: a product with a scalar; the inner product of vectors;
+    """The dot product of ``a`` and ``b``.
+
+    NumPy's ``dot``: a product with a scalar; the inner product of vectors;
     otherwise the sum over ``a``'s last axis and ``b``'s second-to-last (its
     only, if ``b`` is a vector). Result shape ``a.shape[:-1] + b.shape[:-2] +
     b.shape[-1:]``. ``out_sharding``: the result's sharding over a mesh (see
@@ -135,7 +137,9 @@ def matmul(
     preferred_element_type: Any = None,
     out_sharding: Any = None,
 ) -> Array:
-    """NumPy's ``matmul`` (``a @ b``): matrix products over the last two axes,
+    """The matrix product of ``a`` and ``b``: ``a @ b``.
+
+    NumPy's ``matmul`` (``a @ b``): matrix products over the last two axes,
     with the leading (batch) axes broadcast. A 1-D ``a`` is a row vector and a
     1-D ``b`` a column vector; their added axis is removed again.
     ``out_sharding``: the result's sharding over a mesh (see
@@ -524,7 +528,9 @@ def _contract_greedily(
 
 
 def einsum_path(subscripts: str, /, *operands: ArrayLike, optimize: Any = "auto") -> tuple:
-    """The contraction order :func:`einsum` uses for these operands, without
+    """The contraction order :func:`einsum` uses for these operands.
+
+    The contraction order :func:`einsum` uses for these operands, without
     computing: ``(path, description)``. ``path`` lists the pairs (positions in
     the current operand list; the result goes last), the greedy order
     (smallest intermediate first); JAX's comes from opt_einsum and may differ

@@ -147,7 +147,9 @@ _PAD_KWARGS = {
 
 
 def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Array:
-    """NumPy's ``pad`` with every mode JAX has: ``constant`` (``constant_values``),
+    """``array`` padded along each axis by ``pad_width`` values before and after.
+
+    NumPy's ``pad`` with every mode JAX has: ``constant`` (``constant_values``),
     ``edge``, ``wrap``, ``reflect``/``symmetric`` (``reflect_type`` even or
     odd), ``linear_ramp`` (``end_values``), ``maximum``/``minimum``/``mean``/
     ``median`` (``stat_length``) and ``empty`` (zeros, as JAX). Axes are padded

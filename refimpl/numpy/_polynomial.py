@@ -55,7 +55,9 @@ def _poly_1d(name: str, p: ArrayLike, position: Any = 0) -> Array:
 
 
 def polydiv(u: ArrayLike, v: ArrayLike, *, trim_leading_zeros: bool = False) -> tuple[Array, Array]:
-    """Quotient and remainder of ``u / v`` (coefficients highest power first)
+    """The quotient and remainder of the polynomial division ``u / v``.
+
+    Quotient and remainder of ``u / v`` (coefficients highest power first)
     by long division. The remainder keeps ``u``'s length (its leading entries
     are the cancelled ones, zero up to rounding) unless ``trim_leading_zeros``
     (eager only) drops the leading entries below ``sqrt(eps)``, as JAX
@@ -122,7 +124,9 @@ def _charpoly(a: Array) -> Array:
 
 
 def poly(seq_of_zeros: ArrayLike) -> Array:
-    """The monic polynomial with the given roots (highest power first):
+    """The coefficients of the monic polynomial with the given roots.
+
+    The monic polynomial with the given roots (highest power first):
     ``prod_k (x - z_k)``. A square 2-d input gives its characteristic
     polynomial ``det(x I - A)``, complex as in JAX (computed by the
     Faddeev-LeVerrier recurrence, not through eigenvalues; NumPy's is real
@@ -362,7 +366,9 @@ def _not_one_empty(name: str, a1: ArrayLike, a2: ArrayLike) -> tuple[Array, Arra
 
 
 def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
-    """The product of two polynomials (a full convolution). With
+    """The product of two polynomials.
+
+    The product of two polynomials (a full convolution). With
     ``trim_leading_zeros`` (eager only, as JAX) the leading zero coefficients
     of both are dropped first (unless both have one coefficient), an empty
     one counting as ``[0]``. The coefficients compute in their inexact dtype
@@ -433,7 +439,9 @@ def polyder(p: ArrayLike, m: int = 1) -> Array:
 
 
 def polyint(p: ArrayLike, m: int = 1, k: ArrayLike = None) -> Array:
-    """The ``m``-th antiderivative (integration constants ``k``, default 0).
+    """The ``m``-th antiderivative of a polynomial.
+
+    The ``m``-th antiderivative (integration constants ``k``, default 0).
     As JAX 0.10.2, ``p`` and ``k`` (an array or a scalar, not a list: a
     TypeError) promote together, so a weak ``k`` with an integer ``p`` gives
     weak floats (``m=0`` returns that promoted ``p``); ``k`` has one or ``m``

@@ -219,12 +219,11 @@ def where(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
-    """Elements of ``x`` where ``condition`` holds, else of ``y``; or, with
-    ``condition`` alone, :func:`nonzero`.
+    """Elements of ``x`` where ``condition`` holds, else of ``y`` (or :func:`nonzero`).
 
-    With ``x`` and ``y``, the three are broadcast together and ``x`` and ``y``
-    promoted together (``condition`` is read as ``!= 0``); giving only one of
-    them is a TypeError.
+    With ``condition`` alone, :func:`nonzero` of it. With ``x`` and ``y``, the three are
+    broadcast together and ``x`` and ``y`` promoted together (``condition`` is read as ``!=
+    0``); giving only one of them is a TypeError.
 
     Args:
         condition: The condition array.
@@ -325,7 +324,9 @@ def take_along_axis(
     *,
     wrap_negative_indices: bool | None = None,
 ) -> Array:
-    """``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``
+    """The elements of ``arr`` at ``indices`` along ``axis``, position by position.
+
+    ``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``
     (the other dims broadcast). Out-of-range indices read ``fill_value`` (NaN,
     or the integer extreme) with ``mode="fill"`` (the default) or are clamped
     with ``mode="clip"`` and ``"promise_in_bounds"`` (XLA's clamp).
@@ -423,8 +424,9 @@ def put_along_axis(
     *,
     mode: Any = None,
 ) -> Array:
-    """A copy of ``arr`` with ``values`` (broadcast to ``indices``) written at
-    ``indices`` along ``axis``; ``inplace=False`` is required, as in JAX
+    """A copy of ``arr`` with ``values`` written at ``indices`` along ``axis``.
+
+    ``values`` are broadcast to ``indices``; ``inplace=False`` is required, as in JAX
     (arrays are immutable). ``mode`` is JAX's ``x.at[]`` one: out-of-range
     indices are dropped (None, "drop", "fill", and "promise_in_bounds", where
     they are the caller's error: JAX's CPU backend drops them) or clamped
@@ -718,8 +720,9 @@ def ix_(*args: ArrayLike) -> tuple[Array, ...]:
 
 
 def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]:
-    """The coordinates of flat ``indices`` in an array of ``shape`` (C order),
-    in the indices' dtype. As in JAX, negative indices count from the end and
+    """The coordinates of flat ``indices`` in an array of ``shape``.
+
+    In C order, in the indices' dtype. As in JAX, negative indices count from the end and
     out-of-range ones are clipped (past the end: the last element; before
     ``-size``: the first); float indices are accepted too (NumPy raises for
     out-of-range and float indices).
@@ -782,7 +785,9 @@ def ravel_multi_index(
     *,
     dtype: Any = None,
 ) -> Array:
-    """The flat index ``sum(i_k * stride_k)`` of coordinates in an array of
+    """The flat indices of coordinates in an array of shape ``dims``.
+
+    The flat index ``sum(i_k * stride_k)`` of coordinates in an array of
     ``dims``; ``mode`` "raise" (concrete input only: under jit it is a
     ConcretizationTypeError, as JAX), "wrap", "clip" or "ignore" (no check).
     The result's dtype is ``dtype``, else the coordinates' joined with a weak
@@ -917,10 +922,10 @@ def argsort(
 
 
 def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
-    """The indices that sort by several keys: the last key first, then the one
-    before it, and so on (a stable sort).
+    """The indices that sort by several keys, the last key the primary one.
 
-    Rank-0 keys (the rows of a 1-d array) sort to the rank-0 index 0, as JAX.
+    Ties of the last key are ordered by the one before it, and so on (a
+    stable sort). Rank-0 keys (the rows of a 1-d array) sort to the rank-0 index 0, as JAX.
 
     Args:
         keys: A sequence of arrays of one shape (or a 2-d array, one key per
@@ -1206,7 +1211,9 @@ def unique(
     fill_value: Any = None,
     sorted: bool = True,  # noqa: A002
 ) -> Any:
-    """The sorted distinct values of ``ar`` (flattened), and optionally the index
+    """The sorted distinct values of ``ar``, with their indices, inverse and counts if asked.
+
+    The sorted distinct values of ``ar`` (flattened), and optionally the index
     of each one's first occurrence, the inverse (the position in the result of
     each input element, shaped like ``ar``) and each one's count.
 
@@ -1484,7 +1491,9 @@ def intersect1d(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
-    """The sorted distinct values found in both arrays. With ``return_indices``
+    """The intersection of two arrays: the sorted distinct values found in both.
+
+    The sorted distinct values found in both arrays. With ``return_indices``
     also, for each value, the index of its first occurrence in each
     (flattened) array, as JAX's; positions past the intersection (with
     ``size``) get the array's length.

@@ -48,7 +48,9 @@ def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
 def bincount(
     x: ArrayLike, weights: ArrayLike = None, minlength: int = 0, *, length: int | None = None
 ):
-    """``out[i]`` = the number (or summed ``weights``) of entries equal to ``i``;
+    """Counts the occurrences of each non-negative integer in ``x``.
+
+    ``out[i]`` = the number (or summed ``weights``) of entries equal to ``i``;
     as JAX, a negative entry counts in bin 0 (``x`` is clipped below at 0) and
     a bool ``x`` counts as int32. ``length`` fixes the size (needed under a
     trace), else ``max(max(x) + 1, minlength)`` from concrete input; entries
@@ -110,7 +112,9 @@ def compress(
     condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, size: int | None = None,
     fill_value: Any = 0, out: None = None,
 ) -> Array:  # fmt: skip
-    """The slices of ``a`` along ``axis`` (flattened when None) where the 1-d
+    """The slices of ``a`` along ``axis`` where ``condition`` is true.
+
+    The slices of ``a`` along ``axis`` (flattened when None) where the 1-d
     ``condition`` holds (``condition`` shorter than the axis: the rest is
     dropped); ``size``/``fill_value`` as for :func:`nonzero`.
 
@@ -200,7 +204,9 @@ def extract(condition: ArrayLike, arr: ArrayLike, *, size: int | None = None, fi
 def delete(
     arr: ArrayLike, obj: Any, axis: int | None = None, *, assume_unique_indices: bool = False
 ):
-    """``arr`` without the entries ``obj`` (an int, a slice or concrete indices;
+    """``arr`` with the entries ``obj`` along ``axis`` removed.
+
+    ``arr`` without the entries ``obj`` (an int, a slice or concrete indices;
     a bool mask marks the entries to delete) along ``axis`` (flattened when None).
     With ``assume_unique_indices=True`` integer indices may be traced.
 
@@ -268,7 +274,9 @@ def _delete_traced_unique(arr: Any, obj: Any, axis: int, n: int) -> Any:
 
 
 def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: Any = None) -> Array:
-    """``filt`` without its leading (``"f"`` in ``trim``) and trailing (``"b"``)
+    """``filt`` without its leading and/or trailing all-zero slices.
+
+    ``filt`` without its leading (``"f"`` in ``trim``) and trailing (``"b"``)
     all-zero slices along each axis in ``axis`` (every axis for ``None``).
     Eager only: the result's shape depends on the values (as in JAX).
 
@@ -321,7 +329,9 @@ def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: Any = None) -> Array:
 
 
 def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None) -> Array:
-    """``arr`` with ``values`` inserted before the (concrete) index or indices
+    """``arr`` with ``values`` inserted before ``obj`` along ``axis``.
+
+    ``arr`` with ``values`` inserted before the (concrete) index or indices
     ``obj`` along ``axis`` (flattened when None), as ``np.insert``;
     out-of-range positions are clipped (NumPy raises). Traced integer
     positions work too (their number is static).
@@ -442,7 +452,9 @@ def resize(a: ArrayLike, new_shape: Any) -> Array:
 def put(
     a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *, inplace: bool = True
 ):
-    """A copy of ``a`` with ``ravel(a)[ind] = v`` (``inplace=False`` required),
+    """A copy of ``a`` with the values ``v`` written at the flat indices ``ind``.
+
+    A copy of ``a`` with ``ravel(a)[ind] = v`` (``inplace=False`` required),
     ``v`` repeated or cut to ``len(ind)``. As JAX: an index out of range is
     clipped by default (``unravel_index``'s rule), ``mode="clip"`` clips to
     ``[0, size)``, ``"wrap"`` wraps; NumPy's ``"raise"`` is not supported;
@@ -489,7 +501,9 @@ def put(
 
 
 def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = True) -> Array:
-    """A copy of ``arr`` whose elements where ``mask`` holds take ``vals`` in
+    """A copy of ``arr`` with ``vals`` placed where ``mask`` holds.
+
+    A copy of ``arr`` whose elements where ``mask`` holds take ``vals`` in
     order, repeated as needed (``inplace=False`` required, as in JAX). ``mask``
     has ``arr``'s size; empty ``vals`` is a ValueError even where ``mask`` is
     all false (as JAX).

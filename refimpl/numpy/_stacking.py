@@ -1166,7 +1166,9 @@ def interp(
     right: Any = None,
     period: Any = None,
 ):
-    """Piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (``xp`` increasing);
+    """One-dimensional linear interpolation of the table ``(xp, fp)`` at ``x``.
+
+    Piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (``xp`` increasing);
     ``left``/``right`` (default ``fp[0]``/``fp[-1]``, ``"extrapolate"`` continues
     the end segments) outside ``[xp[0], xp[-1]]``.
 

@@ -549,8 +549,9 @@ def nanquantile(
     *,
     weights: ArrayLike = None,
 ) -> Array:
-    """The ``q``-th quantiles of ``a`` over ``axis``, ignoring NaNs: :func:`quantile`
-    of the non-NaN values (NaN for an all-NaN slice).
+    """The ``q``-th quantiles of ``a`` over ``axis``, ignoring NaNs.
+
+    :func:`quantile` of the non-NaN values (NaN for an all-NaN slice).
 
     Args:
         a: The input array (not complex).
@@ -634,7 +635,8 @@ def nanpercentile(
     *,
     weights: ArrayLike = None,
 ) -> Array:
-    """The ``q``-th percentiles of ``a`` over ``axis``, ignoring NaNs:
+    """The ``q``-th percentiles of ``a`` over ``axis``, ignoring NaNs.
+
     ``nanquantile(a, q / 100)``.
 
     Args:
@@ -709,7 +711,8 @@ def nanmedian(
     overwrite_input: bool = False,
     keepdims: bool = False,
 ) -> Array:
-    """The median of ``a`` over ``axis``, ignoring NaNs:
+    """The median of ``a`` over ``axis``, ignoring NaNs.
+
     ``nanquantile(a, 0.5, method="midpoint")`` (NaN for an all-NaN slice).
 
     Args:

@@ -88,8 +88,8 @@ def alias(target: Any) -> Any:
         return target(*args, **kwargs)
 
     alias_of.__doc__ = (
-        f"Alias of :func:`refimpl.numpy.{target.__name__}`: the same function under a\n"
-        f"second name (see its documentation)."
+        f"Alias of :func:`refimpl.numpy.{target.__name__}`.\n\n"
+        "The same function under a second name: see its documentation."
     )
     return alias_of
 
@@ -155,8 +155,9 @@ expm1 = _inexact_unary(
 log = _inexact_unary(
     lax.log,
     "log",
-    "The natural logarithm, elementwise: ``-inf`` at 0, ``nan`` for negative real\n"
-    "    ``x`` (complex inputs give the principal branch).",
+    "The natural logarithm, elementwise.\n\n"
+    "    ``-inf`` at 0, ``nan`` for negative real ``x`` (complex inputs give the principal\n"
+    "    branch).",
     "rnp.log(rnp.array([1.0, 2.0, 4.0]))",
     "Array([0.       , 0.6931472, 1.3862944], dtype=float32)",
 )
@@ -170,16 +171,16 @@ log1p = _inexact_unary(
 sqrt = _inexact_unary(
     lax.sqrt,
     "sqrt",
-    "The non-negative square root, elementwise: ``nan`` for negative real ``x``\n"
-    "    (complex inputs give the principal root).",
+    "The non-negative square root, elementwise.\n\n"
+    "    ``nan`` for negative real ``x`` (complex inputs give the principal root).",
     "rnp.sqrt(rnp.array([1, 4, 9]))",
     "Array([1., 2., 3.], dtype=float32)",
 )
 cbrt = _inexact_unary(
     lax.cbrt,
     "cbrt",
-    "The real cube root, elementwise (negative for negative ``x``); complex input\n"
-    "    is a TypeError.",
+    "The real cube root, elementwise (negative for negative ``x``).\n\n"
+    "    Complex input is a TypeError.",
     "rnp.cbrt(rnp.array([-8.0, 1.0, 8.0]))",
     "Array([-2.,  1.,  2.], dtype=float32)",
 )
@@ -207,16 +208,16 @@ tan = _inexact_unary(
 arcsin = _inexact_unary(
     lax.asin,
     "arcsin",
-    "The inverse sine, elementwise: an angle in radians in ``[-pi/2, pi/2]``\n"
-    "    (``nan`` for real ``x`` outside ``[-1, 1]``).",
+    "The inverse sine, elementwise: an angle in radians in ``[-pi/2, pi/2]``.\n\n"
+    "    ``nan`` for real ``x`` outside ``[-1, 1]``.",
     "rnp.arcsin(rnp.array([0.0, 1.0]))",
     "Array([0.       , 1.5707964], dtype=float32)",
 )
 arccos = _inexact_unary(
     lax.acos,
     "arccos",
-    "The inverse cosine, elementwise: an angle in radians in ``[0, pi]`` (``nan``\n"
-    "    for real ``x`` outside ``[-1, 1]``).",
+    "The inverse cosine, elementwise: an angle in radians in ``[0, pi]``.\n\n"
+    "    ``nan`` for real ``x`` outside ``[-1, 1]``.",
     "rnp.arccos(rnp.array([1.0, 0.0]))",
     "Array([0.       , 1.5707964], dtype=float32)",
 )

@@ -67,7 +67,9 @@ def _bind_sizes(
 def vectorize(
     pyfunc: Callable[..., Any], *, excluded: Any = frozenset(), signature: str | None = None
 ) -> Callable[..., Any]:
-    """``pyfunc`` mapped over the broadcast leading ("loop") dims of its array
+    """``pyfunc`` as a function mapped over the leading dimensions of its array arguments.
+
+    ``pyfunc`` mapped over the broadcast leading ("loop") dims of its array
     arguments by ``vmap``, one ``vmap`` per loop dim. Without ``signature``
     every dim is a loop dim (``pyfunc`` sees scalars); a gufunc ``signature``
     like ``"(m,n),(n)->(m)"`` names each argument's trailing core dims, which

@@ -100,7 +100,9 @@ def _i0(x: Any) -> Any:
 
 
 def i0(x: ArrayLike) -> Array:
-    """The modified Bessel function of the first kind, order 0:
+    """The modified Bessel function of the first kind of order 0, elementwise.
+
+    The modified Bessel function of the first kind, order 0:
     ``exp(|x|) * i0e(|x|)`` with Cephes' Chebyshev series for ``i0e``; real
     floating inputs only (integers promote; complex is a ValueError);
     derivative zero at 0. Float32 results carry the series' rounding
@@ -125,7 +127,9 @@ def i0(x: ArrayLike) -> Array:
 
 
 def kaiser(M: int, beta: ArrayLike) -> Array:
-    """The Kaiser window ``I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)``,
+    """The Kaiser window of ``M`` points with shape parameter ``beta``.
+
+    The Kaiser window ``I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)``,
     ``n = 0..M-1``, in the default float dtype; ``M <= 1`` gives ``ones(M)``.
 
     Args:
