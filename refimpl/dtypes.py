@@ -679,6 +679,11 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     return result_type(a, b)[0]
 
 
+def _is_python_scalar_type(x: Any) -> bool:
+    # by identity: np.dtype("float64") == float holds, and it is no weak node
+    return x is int or x is float or x is complex
+
+
 def promote_types_uncanonical(a: Any, b: Any) -> np.dtype:
     """``jnp.promote_types``: the join of two dtypes on the lattice, nothing
     canonicalized (so without x64 ``int64, uint64 -> float64``; ``uint32,
@@ -686,7 +691,7 @@ def promote_types_uncanonical(a: Any, b: Any) -> np.dtype:
     Python types ``int``, ``float``, ``complex`` sit at their weak nodes; a
     weak join is its kind's 64-bit dtype."""
     nodes = _distinct(
-        _WEAK_NODES[x] if x in (int, float, complex) else _SHORT_NAMES[_to_supported_dtype(x)]
+        _WEAK_NODES[x] if _is_python_scalar_type(x) else _SHORT_NAMES[_to_supported_dtype(x)]
         for x in (a, b)
     )
     node = _join(nodes, config.enable_x64, strict_promotion())

@@ -1097,3 +1097,26 @@ def test_named_tuple_results_under_jit(backend, name):
     assert got._fields == want._fields  # JAX's class is private (_UniqueAllResult)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        (np.dtype("float64"), np.float32),
+        (np.dtype("int64"), np.int8),
+        (np.dtype("complex128"), np.float32),
+        ("float64", "int32"),
+        (np.dtype("float64"), float),
+        (float, np.int32),
+        (int, np.float16),
+        (complex, np.float16),
+        (int, float),
+    ],
+    ids=str,
+)
+def test_promote_types_of_64_bit_dtypes_and_python_types_as_jax(a, b):
+    # a NumPy dtype equal to a Python type (np.dtype("float64") == float) is a dtype
+    assert rnp.promote_types(a, b) == jnp.promote_types(a, b)
+    sixty_four = {"float64": rnp.float64, "int64": rnp.int64, "complex128": rnp.complex128}
+    if isinstance(a, np.dtype) and a.name in sixty_four:
+        assert rnp.promote_types(sixty_four[a.name], b) == jnp.promote_types(a, b)
