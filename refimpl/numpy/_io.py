@@ -31,7 +31,7 @@ def get_printoptions() -> dict[str, Any]:
     """Alias of :func:`numpy.get_printoptions`.
 
     refimpl arrays print through NumPy, so NumPy's print options are theirs."""
-    return np.get_printoptions()
+    return dict(np.get_printoptions())
 
 
 def set_printoptions(*args: Any, **kwargs: Any) -> None:

@@ -38,9 +38,7 @@ OPERATIONS = {
     "real": lambda api, np_, lax, x: np_.real(x),
     "abs": lambda api, np_, lax, x: np_.abs(x),
     "jit": lambda api, np_, lax, x: api.jit(lambda z: lax.convert_element_type(z, np.float32))(x),
-    "vmap": lambda api, np_, lax, x: api.vmap(lambda z: lax.convert_element_type(z, np.float32))(
-        x
-    ),
+    "vmap": lambda api, np_, lax, x: api.vmap(lambda z: lax.convert_element_type(z, np.float32))(x),
     "jvp": lambda api, np_, lax, x: api.jvp(
         lambda z: lax.convert_element_type(z, np.float32), (x,), (x,)
     ),
