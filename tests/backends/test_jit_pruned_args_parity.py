@@ -13,6 +13,7 @@ the lowered ``@main`` and the host-to-device copies of a call.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import pathlib
 import re
@@ -20,7 +21,6 @@ import re
 import jax
 import numpy as np
 import pytest
-from jax._src import test_util as jtu
 
 import refimpl as ri
 from refimpl import test_util as tu
@@ -33,6 +33,34 @@ _spec.loader.exec_module(_helpers)
 _helpers.skip_without_pjrt()
 
 pytestmark = pytest.mark.pjrt
+
+
+@contextlib.contextmanager
+def _jax_device_puts():
+    """JAX's count of the arrays it puts on a device (what its test harness's
+    ``count_device_put`` counts: outermost ``batched_device_put`` events), read
+    through JAX's test-event hook. Not the harness itself: importing it
+    defines JAX's test-only config flags in this process, which another test
+    compares with refimpl's flags."""
+    from jax._src import util
+
+    state = {"puts": 0, "depth": 0}
+    previous = util.test_event_listener
+
+    def listener(name, *args):
+        if name == "batched_device_put_start":
+            state["puts"] += state["depth"] == 0
+            state["depth"] += 1
+        elif name == "batched_device_put_end":
+            state["depth"] -= 1
+        if previous is not None:
+            previous(name, *args)
+
+    util.test_event_listener = listener
+    try:
+        yield lambda: state["puts"]
+    finally:
+        util.test_event_listener = previous
 
 
 def _host(k: int) -> np.ndarray:
@@ -77,7 +105,7 @@ def test_lowered_main_takes_the_parameters_jax_takes(name, make, n, keep_unused)
 @pytest.mark.parametrize("name,make,n", FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
 def test_a_call_copies_what_jax_copies(name, make, n, keep_unused):
     args = _args(name, n)
-    with jtu.count_device_put() as jax_count:
+    with _jax_device_puts() as jax_count:
         expected = jax.jit(make(), keep_unused=keep_unused)(*args)
     f = ri.jit(make(), backend="pjrt", keep_unused=keep_unused)
     for call in range(3):  # the miss, then hits served by C++
@@ -127,11 +155,12 @@ def test_donation_into_an_argument_after_an_unread_one_aliases():
         assert x.is_deleted() and y.unsafe_buffer_pointer() == pointer, step
         np.testing.assert_array_equal(np.asarray(y), np.full(3, step + 2, np.float32))
         x = y
-    # JAX aliases it too
+    # JAX deletes it too (whether its CPU client reuses the buffer varies
+    # from run to run, so its pointer is not compared)
     jx = jax.device_put(np.ones(3, np.float32))
-    pointer = jx.unsafe_buffer_pointer()
     jy = jax.jit(lambda u, v: v + 1, donate_argnums=(1,))(_host(0), jx)
-    assert jx.is_deleted() and jy.unsafe_buffer_pointer() == pointer
+    assert jx.is_deleted()
+    np.testing.assert_array_equal(np.asarray(jy), np.full(3, 2, np.float32))
 
 
 def test_an_unread_donated_argument_is_still_deleted_where_jax_keeps_it():

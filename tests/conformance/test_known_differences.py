@@ -157,6 +157,14 @@ def _claim_negative_donate_argnum():
     assert not x.is_deleted() and not y.is_deleted()
 
 
+def _claim_unread_donated_argument_kept():
+    # jax prunes an argument its program does not read before donating
+    w = _f32(1, 2)
+    out = jax.jit(lambda u, v: u + 1, donate_argnums=1)(_f32(3, 4), w)
+    assert not w.is_deleted()
+    np.testing.assert_array_equal(np.asarray(out), np.array([4, 5], np.float32))
+
+
 def _claim_unroll_float():
     out = jax.lax.scan(lambda c, x: (c, x), jnp.float32(0), jnp.arange(3.0), unroll=2.0)
     assert out[1].shape == (3,)
@@ -353,6 +361,7 @@ JAX_CLAIMS = {
     "donation/same-array-twice": _claim_same_array_twice,
     "donation/chained-calls": _claim_chained_calls,
     "donation/negative-argnum": _claim_negative_donate_argnum,
+    "jit.paths/unread/donated_unread": _claim_unread_donated_argument_kept,
     "scan/errors/unroll-float": _claim_unroll_float,
     "scan/errors/unroll-string": _claim_unroll_string,
     "donation/unusable-shape-mismatch": _claim_unusable_shape,
