@@ -190,20 +190,29 @@ def executables(entry: Any, name: str, keep_unused: bool = False) -> _Executable
     inputs the program reads (and the donated ones), or every input for a
     ``jit(keep_unused=True)`` (kept apart: entries are shared between jits of
     one function with the same options otherwise)."""
-    pruned = kept_inputs(entry.program, entry.donation.donated, keep_unused=False)
-    kept = None if keep_unused else pruned
-    slot = "executable_all" if keep_unused and pruned is not None else "executable"
-    found = getattr(entry, slot)
+    found = entry.executable_all if keep_unused else entry.executable
     if found is None:
         with _entry_lock:
-            found = getattr(entry, slot)
-            if found is None:
-                found = _Executables(
-                    entry.program,
-                    name=name,
-                    aliases=entry.aliases,
-                    donated=entry.donation.donated,
-                    kept=kept,
-                )
-                setattr(entry, slot, found)
+            found = _made(entry, name, keep_unused)
+    return found
+
+
+def _made(entry: Any, name: str, keep_unused: bool) -> _Executables:
+    """(Under ``_entry_lock``.) A ``keep_unused`` jit shares the entry's
+    executables when the program reads every input, else has its own."""
+    pruned = kept_inputs(entry.program, entry.donation.donated, keep_unused=False)
+    own = keep_unused and pruned is not None
+    slot = "executable_all" if own else "executable"
+    found = getattr(entry, slot)
+    if found is None:
+        found = _Executables(
+            entry.program,
+            name=name,
+            aliases=entry.aliases,
+            donated=entry.donation.donated,
+            kept=None if own else pruned,
+        )
+        setattr(entry, slot, found)
+    if keep_unused:
+        entry.executable_all = found
     return found
